@@ -1,0 +1,69 @@
+//! The command line: arguments (clap) and one function per subcommand.
+
+mod commands;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code of a call whose result is an error string.
+pub const EXIT_TOOL_ERROR: u8 = 1;
+/// Exit code of a usage, config or load error.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Run LLM tools compiled to WebAssembly components, each call in a fresh sandbox.
+///
+/// Without --config, toolhost reads ./toolhost.toml if it exists, else it
+/// serves the bundled example tools (calc, text, json).
+#[derive(Debug, Parser)]
+#[command(name = "toolhost", version, about, long_about = None)]
+pub struct Cli {
+    /// The config file (default: ./toolhost.toml, else the bundled tools).
+    #[arg(long, short = 'c', global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every tool: exposed name, active or not, description.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the JSON array of active tool schemas (what an application sends to a model).
+    Schemas,
+    /// Call one tool and print its result (exit 1 if the result is an error).
+    Call {
+        /// The exposed tool name, e.g. calc_evaluate.
+        name: String,
+        /// The arguments as a JSON object (default: {}).
+        arguments: Option<String>,
+    },
+    /// Read an OpenAI tool call, an assistant message with tool_calls, or an
+    /// array of tool calls from stdin; print the tool message(s) as JSON.
+    Dispatch,
+    /// Show a component's tools, WASI imports, size and compile time.
+    Inspect {
+        /// The component file.
+        file: PathBuf,
+    },
+}
+
+/// Runs the parsed command; `Err` is a usage or config error (exit 2).
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::List { json } => commands::list(cli.config.as_deref(), json),
+        Command::Schemas => commands::schemas(cli.config.as_deref()),
+        Command::Call { name, arguments } => {
+            commands::call(cli.config.as_deref(), &name, arguments.as_deref())
+        }
+        Command::Dispatch => commands::dispatch(cli.config.as_deref()),
+        Command::Inspect { file } => commands::inspect(cli.config.as_deref(), &file),
+    }
+}

@@ -1,0 +1,29 @@
+//! The `toolhost` command: list, describe and call sandboxed WebAssembly tools.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    init_logging();
+    let args = cli::Cli::parse();
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("toolhost: {error:#}");
+            ExitCode::from(cli::EXIT_USAGE)
+        }
+    }
+}
+
+/// Logs go to stderr; `TOOLHOST_LOG` (for example `debug`) sets the level.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}

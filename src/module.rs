@@ -1,0 +1,538 @@
+//! [`WasmModule`]: a tool module compiled, checked and ready to call.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+use wasmtime::component::types::{ComponentFunc, ComponentItem};
+use wasmtime::component::{Component, InstancePre, Type};
+
+use crate::load_error::{LoadError, LoadErrorKind};
+use crate::sandbox::{self, CallReport, CallState, Fault, Request};
+use crate::{Limits, Runtime, Tool, ToolError, ToolErrorKind, ToolInfo, describe_error, names};
+
+/// The largest component accepted, in bytes.
+pub const MAX_COMPONENT_BYTES: usize = 256 * 1024 * 1024;
+
+/// The most tools one module may declare.
+pub const MAX_TOOLS_PER_MODULE: usize = 1024;
+
+const WASM_MAGIC: &[u8; 4] = b"\0asm";
+const CORE_MODULE_VERSION: [u8; 4] = [0x01, 0x00, 0x00, 0x00];
+const COMPONENT_LAYER: [u8; 2] = [0x01, 0x00];
+
+/// A loaded tool module: one WebAssembly component and the tools it declared.
+///
+/// Loading compiles the component once, checks that it implements the
+/// `toolhost:tool` world with imports the host provides, runs `tool-info`
+/// once under the module's limits and validates every schema. Each
+/// [`call`](Tool::call) then runs in a fresh sandboxed instance.
+///
+/// Cloning is cheap and shares the compiled code.
+#[derive(Clone)]
+pub struct WasmModule {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    runtime: Runtime,
+    pre: InstancePre<CallState>,
+    limits: Limits,
+    tools: Vec<ModuleTool>,
+    imports: Vec<String>,
+    size: usize,
+    compile_time: Duration,
+}
+
+/// One tool of a module: its local name and its schema under the exposed name.
+#[derive(Debug, Clone)]
+struct ModuleTool {
+    local: String,
+    info: ToolInfo,
+}
+
+impl WasmModule {
+    /// Loads the component at `path` as module `name` (default: the file stem).
+    pub fn from_file(
+        runtime: &Runtime,
+        path: &Path,
+        name: Option<&str>,
+        limits: Limits,
+    ) -> Result<Self, LoadError> {
+        let name = match name {
+            Some(n) => n.to_string(),
+            None => names::module_name_from_stem(
+                &path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy())
+                    .unwrap_or_default(),
+            ),
+        };
+        let size = std::fs::metadata(path)
+            .map_err(|e| io_error(&name, path, &e))?
+            .len();
+        if size > MAX_COMPONENT_BYTES as u64 {
+            return Err(too_big(&name, size));
+        }
+        let bytes = std::fs::read(path).map_err(|e| io_error(&name, path, &e))?;
+        Self::from_bytes(runtime, &name, &bytes, limits)
+    }
+
+    /// Loads a component from its bytes as module `name`.
+    pub fn from_bytes(
+        runtime: &Runtime,
+        name: &str,
+        bytes: &[u8],
+        limits: Limits,
+    ) -> Result<Self, LoadError> {
+        names::check_module_name(name)
+            .map_err(|e| LoadError::new(name, LoadErrorKind::InvalidName, e))?;
+        limits.validate().map_err(|e| {
+            LoadError::new(
+                name,
+                LoadErrorKind::InvalidName,
+                format!("invalid limits: {e}"),
+            )
+        })?;
+        check_header(name, bytes)?;
+        let started = Instant::now();
+        let component = Component::from_binary(runtime.engine(), bytes).map_err(|e| {
+            LoadError::new(
+                name,
+                LoadErrorKind::Compile,
+                format!("it is not a valid component: {}", describe_error(&e)),
+            )
+        })?;
+        let compile_time = started.elapsed();
+        check_exports(name, runtime, &component)?;
+        let imports = component
+            .component_type()
+            .imports(runtime.engine())
+            .map(|(n, _)| n.to_string())
+            .collect();
+        let pre = runtime.linker().instantiate_pre(&component).map_err(|e| {
+            LoadError::new(
+                name,
+                LoadErrorKind::MissingImport,
+                format!(
+                    "{}; toolhost provides only WASI 0.2 interfaces",
+                    describe_error(&e)
+                ),
+            )
+        })?;
+        let tools = read_tools(name, runtime, &pre, &limits)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                name: name.to_string(),
+                runtime: runtime.clone(),
+                pre,
+                limits,
+                tools,
+                imports,
+                size: bytes.len(),
+                compile_time,
+            }),
+        })
+    }
+
+    /// The module's name: the prefix of its exposed tool names.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The limits each call runs under.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// What the component imports (for example `wasi:cli/stderr@0.2.0`).
+    pub fn imports(&self) -> &[String] {
+        &self.inner.imports
+    }
+
+    /// The component's size in bytes.
+    pub fn size(&self) -> usize {
+        self.inner.size
+    }
+
+    /// How long compiling the component took.
+    pub fn compile_time(&self) -> Duration {
+        self.inner.compile_time
+    }
+
+    /// The module-local name of exposed tool `name`, if it is one of this module's.
+    pub fn local_name(&self, name: &str) -> Option<&str> {
+        self.find(name).map(|t| t.local.as_str())
+    }
+
+    fn find(&self, exposed: &str) -> Option<&ModuleTool> {
+        self.inner.tools.iter().find(|t| t.info.name == exposed)
+    }
+
+    fn fault_error(&self, tool: &str, fault: Fault) -> ToolError {
+        let limits = &self.inner.limits;
+        let (kind, message) = match fault {
+            Fault::OutOfFuel => (
+                ToolErrorKind::OutOfFuel,
+                format!("tool '{tool}' ran out of fuel (limit {}).", limits.fuel),
+            ),
+            Fault::Timeout => (
+                ToolErrorKind::Timeout,
+                format!(
+                    "tool '{tool}' exceeded its time limit of {} ms.",
+                    limits.timeout_ms
+                ),
+            ),
+            Fault::MemoryLimit => (
+                ToolErrorKind::MemoryLimit,
+                format!(
+                    "tool '{tool}' exceeded its memory limit of {} MiB.",
+                    limits.memory_mib
+                ),
+            ),
+            Fault::Panicked(message) => (
+                ToolErrorKind::Panicked,
+                format!("tool '{tool}' panicked: {message}"),
+            ),
+            Fault::Trapped(message) => (
+                ToolErrorKind::Trapped,
+                format!("tool '{tool}' trapped: {message}"),
+            ),
+            Fault::Host(message) => (
+                ToolErrorKind::Host,
+                format!("tool '{tool}' could not be run: {message}"),
+            ),
+        };
+        ToolError::new(kind, message)
+    }
+
+    fn answer(&self, tool: &str, answer: Result<String, String>) -> Result<String, ToolError> {
+        let limit = self.inner.limits.output_bytes();
+        match answer {
+            Ok(text) if text.len() > limit => Err(ToolError::new(
+                ToolErrorKind::OutputTooLarge,
+                format!(
+                    "tool '{tool}' returned {} bytes, more than its output limit of {limit} bytes.",
+                    text.len()
+                ),
+            )),
+            Ok(text) => Ok(text),
+            Err(text) => Err(ToolError::failed(tool, &truncate(&text, limit))),
+        }
+    }
+}
+
+impl Tool for WasmModule {
+    fn infos(&self) -> Vec<ToolInfo> {
+        self.inner.tools.iter().map(|t| t.info.clone()).collect()
+    }
+
+    fn call(&self, name: &str, arguments: &Map<String, Value>) -> Result<String, ToolError> {
+        let Some(tool) = self.find(name) else {
+            return Err(ToolError::new(
+                ToolErrorKind::UnknownTool,
+                format!("module '{}' has no tool '{name}'.", self.inner.name),
+            ));
+        };
+        let arguments = Value::Object(arguments.clone()).to_string();
+        let started = Instant::now();
+        let request = Request::Call {
+            name: &tool.local,
+            arguments: &arguments,
+        };
+        let report = sandbox::run(
+            &self.inner.runtime,
+            &self.inner.pre,
+            &self.inner.limits,
+            request,
+        );
+        log_report(name, &report, started.elapsed());
+        match report.result {
+            Ok(answer) => self.answer(name, answer),
+            Err(fault) => Err(self.fault_error(name, fault)),
+        }
+    }
+}
+
+impl std::fmt::Debug for WasmModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WasmModule")
+            .field("name", &self.inner.name)
+            .field(
+                "tools",
+                &self
+                    .inner
+                    .tools
+                    .iter()
+                    .map(|t| &t.info.name)
+                    .collect::<Vec<_>>(),
+            )
+            .field("limits", &self.inner.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+fn log_report(tool: &str, report: &CallReport, elapsed: Duration) {
+    let outcome = match &report.result {
+        Ok(Ok(_)) => "ok",
+        Ok(Err(_)) => "error",
+        Err(_) => "fault",
+    };
+    tracing::debug!(
+        tool,
+        outcome,
+        elapsed_ms = elapsed.as_millis() as u64,
+        "tool call finished"
+    );
+    for (stream, captured) in [("stdout", &report.stdout), ("stderr", &report.stderr)] {
+        if !captured.bytes.is_empty() || captured.dropped > 0 {
+            tracing::info!(
+                tool,
+                stream,
+                dropped_bytes = captured.dropped,
+                "{}",
+                captured.text().trim_end()
+            );
+        }
+    }
+}
+
+fn truncate(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_string();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes in all)", &text[..end], text.len())
+}
+
+fn io_error(name: &str, path: &Path, error: &std::io::Error) -> LoadError {
+    LoadError::new(
+        name,
+        LoadErrorKind::Io,
+        format!("cannot read {}: {error}", path.display()),
+    )
+}
+
+fn too_big(name: &str, size: u64) -> LoadError {
+    LoadError::new(
+        name,
+        LoadErrorKind::NotAComponent,
+        format!("the component is {size} bytes; the most accepted is {MAX_COMPONENT_BYTES} bytes"),
+    )
+}
+
+/// Checks the first bytes: a component, not text, not a core module.
+fn check_header(name: &str, bytes: &[u8]) -> Result<(), LoadError> {
+    let not = |reason: String| Err(LoadError::new(name, LoadErrorKind::NotAComponent, reason));
+    if bytes.is_empty() {
+        return not("the file is empty, not a WebAssembly component".into());
+    }
+    if bytes.len() > MAX_COMPONENT_BYTES {
+        return Err(too_big(name, bytes.len() as u64));
+    }
+    if bytes.len() < 8 || &bytes[..4] != WASM_MAGIC {
+        return not(
+            "it is not a WebAssembly component (it does not start with the `\\0asm` header); \
+             build the tool for wasm32-wasip2"
+                .into(),
+        );
+    }
+    if bytes[4..8] == CORE_MODULE_VERSION {
+        return not(
+            "it is a core WebAssembly module, not a component; build it for wasm32-wasip2 \
+             (or wrap it with `wasm-tools component new`)"
+                .into(),
+        );
+    }
+    if bytes[6..8] != COMPONENT_LAYER {
+        return not("it is not a WebAssembly component (unknown binary layer)".into());
+    }
+    Ok(())
+}
+
+/// The exports the `toolhost:tool` world requires, with their WIT signatures.
+const REQUIRED_EXPORTS: [(&str, &str); 2] = [
+    ("tool-info", "func() -> string"),
+    (
+        "call",
+        "func(name: string, arguments: string) -> result<string, string>",
+    ),
+];
+
+/// Checks that the component exports `tool-info` and `call` with the world's types.
+fn check_exports(name: &str, runtime: &Runtime, component: &Component) -> Result<(), LoadError> {
+    let ty = component.component_type();
+    let engine = runtime.engine();
+    let wrong = |reason: String| {
+        LoadError::new(
+            name,
+            LoadErrorKind::WrongWorld,
+            format!("it does not implement the toolhost:tool world: {reason}; see wit/tool.wit"),
+        )
+    };
+    for (export, signature) in REQUIRED_EXPORTS {
+        let Some(item) = ty.get_export(engine, export) else {
+            let exports: Vec<&str> = ty.exports(engine).map(|(n, _)| n).collect();
+            let have = if exports.is_empty() {
+                "none".to_string()
+            } else {
+                exports.join(", ")
+            };
+            return Err(wrong(format!(
+                "it has no export `{export}` (its exports: {have})"
+            )));
+        };
+        let fits = match &item.ty {
+            ComponentItem::ComponentFunc(func) => signature_fits(export, func),
+            _ => false,
+        };
+        if !fits {
+            return Err(wrong(format!("export `{export}` is not `{signature}`")));
+        }
+    }
+    Ok(())
+}
+
+fn signature_fits(export: &str, func: &ComponentFunc) -> bool {
+    let params: Vec<Type> = func.params().map(|(_, t)| t).collect();
+    let results: Vec<Type> = func.results().collect();
+    let string_result = |r: &Type| match r {
+        Type::Result(r) => {
+            matches!(r.ok(), Some(Type::String)) && matches!(r.err(), Some(Type::String))
+        }
+        _ => false,
+    };
+    match export {
+        "tool-info" => params.is_empty() && matches!(results.as_slice(), [Type::String]),
+        _ => {
+            matches!(params.as_slice(), [Type::String, Type::String])
+                && matches!(results.as_slice(), [r] if string_result(r))
+        }
+    }
+}
+
+/// Runs `tool-info` once and turns its answer into checked tool schemas.
+fn read_tools(
+    name: &str,
+    runtime: &Runtime,
+    pre: &InstancePre<CallState>,
+    limits: &Limits,
+) -> Result<Vec<ModuleTool>, LoadError> {
+    let report = sandbox::run(runtime, pre, limits, Request::ToolInfo);
+    let failed = |reason: String| LoadError::new(name, LoadErrorKind::ToolInfoFailed, reason);
+    let text = match report.result {
+        Ok(Ok(text)) => text,
+        Ok(Err(text)) => return Err(failed(format!("tool-info failed: {text}"))),
+        Err(Fault::OutOfFuel) => {
+            return Err(failed(format!(
+                "tool-info ran out of fuel (limit {})",
+                limits.fuel
+            )));
+        }
+        Err(Fault::Timeout) => {
+            return Err(failed(format!(
+                "tool-info exceeded its time limit of {} ms",
+                limits.timeout_ms
+            )));
+        }
+        Err(Fault::MemoryLimit) => {
+            return Err(failed(format!(
+                "tool-info exceeded its memory limit of {} MiB",
+                limits.memory_mib
+            )));
+        }
+        Err(Fault::Panicked(m)) => return Err(failed(format!("tool-info panicked: {m}"))),
+        Err(Fault::Trapped(m)) => return Err(failed(format!("tool-info trapped: {m}"))),
+        Err(Fault::Host(m)) => return Err(failed(m)),
+    };
+    parse_tools(name, &text, limits.output_bytes())
+}
+
+/// Parses and checks the `tool-info` text of module `module`.
+fn parse_tools(module: &str, text: &str, max_bytes: usize) -> Result<Vec<ModuleTool>, LoadError> {
+    let invalid = |reason: String| LoadError::new(module, LoadErrorKind::InvalidToolInfo, reason);
+    if text.len() > max_bytes {
+        return Err(invalid(format!(
+            "tool-info returned {} bytes, more than the limit of {max_bytes} bytes",
+            text.len()
+        )));
+    }
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| invalid(format!("tool-info did not return valid JSON: {e}")))?;
+    let Value::Array(schemas) = value else {
+        return Err(invalid(format!(
+            "tool-info must return a JSON array of tool schemas, got {}",
+            crate::error::json_type_name(&value)
+        )));
+    };
+    if schemas.len() > MAX_TOOLS_PER_MODULE {
+        return Err(invalid(format!(
+            "tool-info declares {} tools; the most accepted is {MAX_TOOLS_PER_MODULE}",
+            schemas.len()
+        )));
+    }
+    let mut seen = HashSet::new();
+    let mut tools = Vec::with_capacity(schemas.len());
+    for (i, schema) in schemas.iter().enumerate() {
+        let mut info =
+            ToolInfo::from_schema(schema).map_err(|e| invalid(format!("tool #{i}: {e}")))?;
+        names::check_tool_name(&info.name).map_err(|e| invalid(format!("tool #{i}: {e}")))?;
+        if !seen.insert(info.name.clone()) {
+            return Err(invalid(format!("tool '{}' is declared twice", info.name)));
+        }
+        let local = std::mem::take(&mut info.name);
+        info.name = names::exposed_name(module, &local).map_err(invalid)?;
+        tools.push(ModuleTool { local, info });
+    }
+    Ok(tools)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_checked_before_compiling() {
+        let kind = |b: &[u8]| check_header("m", b).unwrap_err().reason;
+        assert!(kind(b"").contains("empty"));
+        assert!(kind(b"(component)").contains("\\0asm"));
+        assert!(kind(b"\0asm\x01\0\0\0").contains("core WebAssembly module"));
+        assert!(check_header("m", b"\0asm\x0d\0\x01\0").is_ok());
+    }
+
+    #[test]
+    fn tool_info_is_validated() {
+        let ok = parse_tools(
+            "m",
+            r#"[{"type":"function","function":{"name":"a_b"}}]"#,
+            1000,
+        )
+        .unwrap();
+        assert_eq!(ok[0].local, "a_b");
+        assert_eq!(ok[0].info.name, "m_a_b");
+        let err = |t: &str| parse_tools("m", t, 1000).unwrap_err().reason;
+        assert!(err("nope").contains("valid JSON"));
+        assert!(err("{}").contains("got object"));
+        assert!(err(r#"[{"type":"function","function":{"name":"a b"}}]"#).contains("tool #0"));
+        let dup = r#"[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"a"}}]"#;
+        assert!(err(dup).contains("declared twice"));
+        assert!(
+            parse_tools("m", "[]", 1)
+                .unwrap_err()
+                .reason
+                .contains("more than the limit")
+        );
+    }
+
+    #[test]
+    fn long_errors_are_cut_at_a_char_boundary() {
+        assert_eq!(truncate("héllo", 2), "h... (6 bytes in all)");
+        assert_eq!(truncate("abc", 5), "abc");
+    }
+}

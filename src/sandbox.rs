@@ -1,0 +1,283 @@
+//! One sandboxed call: a fresh store and instance under fuel, time and memory limits.
+//!
+//! Nothing survives a call: each gets a new [`Store`], a new instance, a WASI
+//! context that grants nothing (no directories, environment, network or
+//! stdin; stdout and stderr captured and bounded), and the module's
+//! [`Limits`]. Whatever the guest does ends in a [`Fault`] or a result.
+
+use std::time::Duration;
+
+use wasmtime::component::{InstancePre, ResourceTable};
+use wasmtime::{ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::capture::{Capture, Captured};
+use crate::runtime::{EPOCH_TICK, Runtime};
+use crate::{Limits, describe_error};
+
+/// How many bytes of each of stdout and stderr a call keeps.
+pub const CAPTURED_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// Core instances, tables and memories one call may create (a component is
+/// several core instances), and the most elements of one table.
+const MAX_INSTANCES: usize = 1000;
+const MAX_TABLES: usize = 1000;
+const MAX_MEMORIES: usize = 100;
+const MAX_TABLE_ELEMENTS: usize = 1_000_000;
+
+/// The per-call state a store holds.
+pub struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: MemoryLimiter,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Limits the total linear memory of a call and remembers when it was hit.
+struct MemoryLimiter {
+    counts: StoreLimits,
+    limit: usize,
+    used: usize,
+    exceeded: bool,
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let total = self.used.saturating_sub(current).saturating_add(desired);
+        if total > self.limit {
+            self.exceeded = true;
+            return Ok(false);
+        }
+        self.used = total;
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.counts.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.counts.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.counts.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.counts.memories()
+    }
+}
+
+/// Which export to run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Request<'a> {
+    /// `tool-info()`.
+    ToolInfo,
+    /// `call(name, arguments)`.
+    Call { name: &'a str, arguments: &'a str },
+}
+
+/// Why a call did not return normally.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fault {
+    OutOfFuel,
+    Timeout,
+    MemoryLimit,
+    Panicked(String),
+    Trapped(String),
+    /// The host could not set up or run the call.
+    Host(String),
+}
+
+/// The outcome of one call and what the guest printed.
+#[derive(Debug)]
+pub(crate) struct CallReport {
+    /// The export's answer: `Ok` and `Err` are the guest's own.
+    pub result: Result<Result<String, String>, Fault>,
+    pub stdout: Captured,
+    pub stderr: Captured,
+}
+
+/// Runs `request` in a fresh instance of `pre` under `limits`.
+pub(crate) fn run(
+    runtime: &Runtime,
+    pre: &InstancePre<CallState>,
+    limits: &Limits,
+    request: Request<'_>,
+) -> CallReport {
+    let stdout = Capture::new(CAPTURED_OUTPUT_BYTES);
+    let stderr = Capture::new(CAPTURED_OUTPUT_BYTES);
+    let result = run_in_store(runtime, pre, limits, request, &stdout, &stderr);
+    let stderr = stderr.contents();
+    let result = result.map_err(|fault| match fault {
+        Fault::Trapped(message) => match panic_message(&stderr.text()) {
+            Some(panic) => Fault::Panicked(panic),
+            None => Fault::Trapped(message),
+        },
+        other => other,
+    });
+    CallReport {
+        result,
+        stdout: stdout.contents(),
+        stderr,
+    }
+}
+
+fn run_in_store(
+    runtime: &Runtime,
+    pre: &InstancePre<CallState>,
+    limits: &Limits,
+    request: Request<'_>,
+    stdout: &Capture,
+    stderr: &Capture,
+) -> Result<Result<String, String>, Fault> {
+    let mut store = new_store(runtime, limits, stdout, stderr)?;
+    let timeout = Duration::from_millis(limits.timeout_ms);
+    let outcome = runtime.block_on(async {
+        // The epoch deadline traps guest code that spins; this timeout also
+        // ends a call that is blocked in a host function (a long sleep).
+        tokio::time::timeout(timeout + EPOCH_TICK, invoke(&mut store, pre, request)).await
+    });
+    match outcome {
+        Err(_elapsed) => Err(Fault::Timeout),
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(error)) => Err(classify(&error, store.data().limiter.exceeded)),
+    }
+}
+
+fn new_store(
+    runtime: &Runtime,
+    limits: &Limits,
+    stdout: &Capture,
+    stderr: &Capture,
+) -> Result<Store<CallState>, Fault> {
+    let wasi = WasiCtxBuilder::new()
+        .stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false)
+        .build();
+    let counts = StoreLimitsBuilder::new()
+        .instances(MAX_INSTANCES)
+        .tables(MAX_TABLES)
+        .memories(MAX_MEMORIES)
+        .table_elements(MAX_TABLE_ELEMENTS)
+        .build();
+    let state = CallState {
+        wasi,
+        table: ResourceTable::new(),
+        limiter: MemoryLimiter {
+            counts,
+            limit: limits.memory_bytes(),
+            used: 0,
+            exceeded: false,
+        },
+    };
+    let mut store = Store::new(runtime.engine(), state);
+    store.limiter(|state| &mut state.limiter);
+    store
+        .set_fuel(limits.fuel)
+        .map_err(|e| Fault::Host(format!("cannot set fuel: {e}")))?;
+    let ticks = limits
+        .timeout_ms
+        .div_ceil(EPOCH_TICK.as_millis() as u64)
+        .max(1);
+    store.set_epoch_deadline(ticks);
+    store.epoch_deadline_trap();
+    Ok(store)
+}
+
+async fn invoke(
+    store: &mut Store<CallState>,
+    pre: &InstancePre<CallState>,
+    request: Request<'_>,
+) -> wasmtime::Result<Result<String, String>> {
+    let instance = pre.instantiate_async(&mut *store).await?;
+    match request {
+        Request::ToolInfo => {
+            let func = instance.get_typed_func::<(), (String,)>(&mut *store, "tool-info")?;
+            let (info,) = func.call_async(&mut *store, ()).await?;
+            Ok(Ok(info))
+        }
+        Request::Call { name, arguments } => {
+            let func = instance
+                .get_typed_func::<(&str, &str), (Result<String, String>,)>(&mut *store, "call")?;
+            let (answer,) = func.call_async(&mut *store, (name, arguments)).await?;
+            Ok(answer)
+        }
+    }
+}
+
+/// Names the cause of a failed call from the error and the limiter's record.
+fn classify(error: &wasmtime::Error, memory_exceeded: bool) -> Fault {
+    if memory_exceeded {
+        return Fault::MemoryLimit;
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => Fault::OutOfFuel,
+        Some(Trap::Interrupt) => Fault::Timeout,
+        Some(trap) => {
+            let text = trap.to_string();
+            Fault::Trapped(
+                text.strip_prefix("wasm trap: ")
+                    .unwrap_or(&text)
+                    .to_string(),
+            )
+        }
+        None => Fault::Trapped(describe_error(error)),
+    }
+}
+
+/// Extracts a Rust guest's panic message from its stderr.
+///
+/// Rust prints `thread '<name>' panicked at <file>:<line>:<col>:` followed by
+/// the message and, usually, a `note: run with RUST_BACKTRACE=1` line.
+pub(crate) fn panic_message(stderr: &str) -> Option<String> {
+    let start = stderr.rfind("panicked at ")?;
+    let after = &stderr[start..];
+    let (_location, rest) = after.split_once('\n')?;
+    let message: Vec<&str> = rest
+        .lines()
+        .take_while(|line| !line.starts_with("note: "))
+        .collect();
+    let message = message.join("\n").trim().to_string();
+    Some(if message.is_empty() {
+        "(no message)".to_string()
+    } else {
+        message
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_messages_are_extracted() {
+        let stderr = "\nthread '<unnamed>' panicked at src/lib.rs:10:5:\nboom: 42\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        assert_eq!(panic_message(stderr).as_deref(), Some("boom: 42"));
+        let multi = "thread 'main' panicked at a.rs:1:1:\nline one\nline two\n";
+        assert_eq!(panic_message(multi).as_deref(), Some("line one\nline two"));
+        assert_eq!(panic_message("just some output\n"), None);
+    }
+}

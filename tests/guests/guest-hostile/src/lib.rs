@@ -1,0 +1,172 @@
+//! Test guest: tools that each attack the host in one way, and benign ones
+//! to check that the module still serves correctly afterwards.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Deserialize;
+use toolhost_guest::{JsonSchema, NoArgs, Toolbox};
+
+/// A size in bytes.
+#[derive(Deserialize, JsonSchema)]
+struct Size {
+    bytes: usize,
+}
+
+/// Some text.
+#[derive(Deserialize, JsonSchema)]
+struct Text {
+    text: String,
+}
+
+/// A duration.
+#[derive(Deserialize, JsonSchema)]
+struct Millis {
+    ms: u64,
+}
+
+static CALLS: AtomicU64 = AtomicU64::new(0);
+static mut SCRATCH: u64 = 0;
+
+fn echo(args: Text) -> Result<String, String> {
+    Ok(args.text)
+}
+
+fn add(args: AddArgs) -> Result<String, String> {
+    Ok((args.a + args.b).to_string())
+}
+
+/// Adds two integers.
+#[derive(Deserialize, JsonSchema)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+/// Counts calls in a static: a fresh instance per call always answers 1.
+fn counter(_: NoArgs) -> Result<String, String> {
+    // SAFETY: a component instance is single-threaded.
+    let scratch = unsafe {
+        SCRATCH += 1;
+        SCRATCH
+    };
+    let calls = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+    Ok(format!("{calls} {scratch}"))
+}
+
+#[allow(clippy::empty_loop)]
+fn spin(_: NoArgs) -> Result<String, String> {
+    loop {}
+}
+
+/// Loops over WASI calls (clock and random) without end.
+fn spin_wasi(_: NoArgs) -> Result<String, String> {
+    let mut n = 0u64;
+    loop {
+        n = n.wrapping_add(
+            std::time::SystemTime::now()
+                .elapsed()
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1),
+        );
+        let mut buf = [0u8; 8];
+        let _ = std::hint::black_box(&mut buf);
+        std::hint::black_box(n);
+        std::hint::black_box(std::collections::hash_map::RandomState::new());
+    }
+}
+
+fn sleep(args: Millis) -> Result<String, String> {
+    std::thread::sleep(std::time::Duration::from_millis(args.ms));
+    Ok("woke up".into())
+}
+
+fn membomb(_: NoArgs) -> Result<String, String> {
+    let mut hoard: Vec<Vec<u8>> = Vec::new();
+    loop {
+        hoard.push(vec![1u8; 1024 * 1024]);
+        std::hint::black_box(&hoard);
+    }
+}
+
+fn allocate(args: Size) -> Result<String, String> {
+    let v = vec![7u8; args.bytes];
+    Ok(format!("allocated {}", std::hint::black_box(v).len()))
+}
+
+fn panic(args: Text) -> Result<String, String> {
+    panic!("{}", args.text)
+}
+
+fn trap(_: NoArgs) -> Result<String, String> {
+    // Traps with `unreachable` and prints nothing, unlike a panic.
+    std::process::abort()
+}
+
+/// Recursion that uses only the wasm call stack (no memory), so it ends in
+/// "call stack exhausted".
+fn recurse_forever(depth: u64) -> u64 {
+    if std::hint::black_box(depth) == u64::MAX {
+        return 0;
+    }
+    std::hint::black_box(recurse_forever(depth + 1)) ^ depth
+}
+
+fn recurse(_: NoArgs) -> Result<String, String> {
+    Ok(recurse_forever(0).to_string())
+}
+
+fn big_output(args: Size) -> Result<String, String> {
+    Ok("x".repeat(args.bytes))
+}
+
+fn fail(args: Text) -> Result<String, String> {
+    Err(args.text)
+}
+
+fn stderr_flood(args: Size) -> Result<String, String> {
+    let line = "flood ".repeat(100);
+    let mut written = 0;
+    while written < args.bytes {
+        eprintln!("{line}");
+        written += line.len() + 1;
+    }
+    Ok(format!("wrote {written} bytes to stderr"))
+}
+
+fn print(args: Text) -> Result<String, String> {
+    println!("{}", args.text);
+    eprintln!("{}", args.text);
+    Ok("printed".into())
+}
+
+fn env(_: NoArgs) -> Result<String, String> {
+    let vars: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
+    Ok(format!("{} vars: {}", vars.len(), vars.join(",")))
+}
+
+fn read_file(args: Text) -> Result<String, String> {
+    std::fs::read_to_string(&args.text).map_err(|e| e.to_string())
+}
+
+fn toolbox() -> Toolbox {
+    Toolbox::new()
+        .tool("echo", echo)
+        .tool("add", add)
+        .tool("counter", counter)
+        .tool("spin", spin)
+        .tool("spin_wasi", spin_wasi)
+        .tool("sleep", sleep)
+        .tool("membomb", membomb)
+        .tool("allocate", allocate)
+        .tool("panic", panic)
+        .tool("trap", trap)
+        .tool("recurse", recurse)
+        .tool("big_output", big_output)
+        .tool("fail", fail)
+        .tool("stderr_flood", stderr_flood)
+        .tool("print", print)
+        .tool("env", env)
+        .tool("read_file", read_file)
+}
+
+toolhost_guest::export_toolbox!(toolbox);

@@ -1,0 +1,29 @@
+//! Test guest: tool-info never returns.
+
+wit_bindgen::generate!({
+    inline: r#"
+        package test:guest;
+
+        world tool {
+
+            export tool-info: func() -> string;
+            export call: func(name: string, arguments: string) -> result<string, string>;
+        }
+    "#,
+});
+
+struct Module;
+
+impl Guest for Module {
+    fn tool_info() -> String {
+        #[allow(clippy::empty_loop)]
+        loop {}
+    }
+
+    fn call(name: String, arguments: String) -> Result<String, String> {
+        let _ = &name;
+        Ok(arguments)
+    }
+}
+
+export!(Module);

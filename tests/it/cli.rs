@@ -1,0 +1,230 @@
+//! The `toolhost` command: output and exit codes.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::common::guest;
+
+/// Runs `toolhost` in `dir` with `args` and optional stdin.
+fn toolhost(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolhost starts");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    input
+        .write_all(stdin.unwrap_or("").as_bytes())
+        .expect("stdin written");
+    drop(input);
+    child.wait_with_output().expect("toolhost finishes")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A temporary directory with `toolhost.toml` holding `config`.
+fn with_config(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("toolhost.toml"), config).unwrap();
+    dir
+}
+
+const CALC_ONLY: &str = "[[modules]]\nbundled = \"calc\"\n";
+
+#[test]
+fn default_config_lists_the_bundled_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolhost(dir.path(), &["list"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for name in [
+        "calc_evaluate",
+        "text_word_count",
+        "text_replace",
+        "text_case",
+        "json_query",
+        "json_format",
+    ] {
+        assert!(text.contains(name), "{name} missing in {text}");
+    }
+    let out = toolhost(dir.path(), &["schemas"], None);
+    let schemas: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(schemas.as_array().unwrap().len(), 6);
+    assert_eq!(schemas[0]["function"]["name"], "calc_evaluate");
+}
+
+#[test]
+fn call_exit_codes() {
+    let dir = with_config(CALC_ONLY);
+    let out = toolhost(
+        dir.path(),
+        &["call", "calc_evaluate", r#"{"expression": "2 * (3 + 4)"}"#],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "14\n");
+    let out = toolhost(
+        dir.path(),
+        &["call", "calc_evaluate", r#"{"expression": "1/0"}"#],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).starts_with("Error: tool 'calc_evaluate' failed: "),
+        "{}",
+        stdout(&out)
+    );
+    let out = toolhost(dir.path(), &["call", "nope"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        "Error: unknown tool 'nope'. Available: calc_evaluate.\n"
+    );
+    let out = toolhost(dir.path(), &["call", "calc_evaluate", "{not json"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).starts_with("Error: invalid JSON in arguments: "));
+    // Usage errors exit 2.
+    let out = toolhost(dir.path(), &["frobnicate"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let out = toolhost(dir.path(), &["call"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn config_errors_name_the_file_and_key() {
+    let dir = with_config("[limits]\nfuell = 1\n");
+    let out = toolhost(dir.path(), &["list"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("invalid config toolhost.toml"), "{err}");
+    assert!(err.contains("unknown field `fuell`"), "{err}");
+    let dir = with_config("[[modules]]\npath = \"missing.wasm\"\n");
+    let out = toolhost(dir.path(), &["list"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot load module 'missing': cannot read"),
+        "{}",
+        stderr(&out)
+    );
+    let out = toolhost(dir.path(), &["--config", "nowhere.toml", "list"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot read config nowhere.toml"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn config_modules_limits_and_controller() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tools")).unwrap();
+    std::fs::copy(
+        guest("guest-hostile"),
+        dir.path().join("tools/hostile.wasm"),
+    )
+    .unwrap();
+    let config = "[limits]\nfuel = 50000000\n\n[controller]\ndefault_mode = \"activate\"\nrules = [{ mode = \"deactivate\", pattern = \"h_env\" }]\n\n[[modules]]\nname = \"h\"\npath = \"tools/hostile.wasm\"\nlimits = { memory_mib = 16 }\n\n[[modules]]\nbundled = \"calc\"\n";
+    std::fs::write(dir.path().join("conf.toml"), config).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("conf.toml");
+    let conf = conf.to_str().unwrap();
+    let out = toolhost(elsewhere.path(), &["-c", conf, "call", "h_spin"], None);
+    assert_eq!(
+        stdout(&out),
+        "Error: tool 'h_spin' ran out of fuel (limit 50000000).\n"
+    );
+    let out = toolhost(elsewhere.path(), &["-c", conf, "call", "h_membomb"], None);
+    assert_eq!(
+        stdout(&out),
+        "Error: tool 'h_membomb' exceeded its memory limit of 16 MiB.\n"
+    );
+    let out = toolhost(elsewhere.path(), &["-c", conf, "call", "h_env"], None);
+    assert_eq!(stdout(&out), "Error: tool 'h_env' is deactivated.\n");
+    assert_eq!(out.status.code(), Some(1));
+    let out = toolhost(elsewhere.path(), &["-c", conf, "list", "--json"], None);
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let env = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "h_env")
+        .unwrap();
+    assert_eq!(env["active"], false);
+    let calc = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "calc_evaluate")
+        .unwrap();
+    assert_eq!(calc["active"], true);
+}
+
+#[test]
+fn dispatch_reads_calls_from_stdin() {
+    let dir = with_config(CALC_ONLY);
+    let call = json!({"id": "call_9", "type": "function", "function": {"name": "calc_evaluate", "arguments": "{\"expression\": \"3^2\"}"}});
+    let out = toolhost(dir.path(), &["dispatch"], Some(&call.to_string()));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        message,
+        json!({"role": "tool", "tool_call_id": "call_9", "content": "9"})
+    );
+    let assistant = json!({"role": "assistant", "tool_calls": [call, {"id": "x", "function": {"name": "nope"}}]});
+    let out = toolhost(dir.path(), &["dispatch"], Some(&assistant.to_string()));
+    assert_eq!(out.status.code(), Some(1));
+    let messages: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(messages[0]["content"], "9");
+    assert_eq!(messages[1]["tool_call_id"], "x");
+    assert!(
+        messages[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Error: unknown tool 'nope'")
+    );
+    let out = toolhost(dir.path(), &["dispatch"], Some("not json"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("stdin is not JSON"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn inspect_shows_tools_imports_and_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = guest("guest-hostile");
+    let out = toolhost(dir.path(), &["inspect", path.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("module:       guest-hostile"), "{text}");
+    assert!(text.contains("compile time: "), "{text}");
+    assert!(text.contains("wasi:cli/stderr@0.2"), "{text}");
+    assert!(
+        text.contains("guest-hostile_spin (local name 'spin')"),
+        "{text}"
+    );
+    let junk = dir.path().join("junk.wasm");
+    std::fs::write(&junk, b"hello").unwrap();
+    let out = toolhost(dir.path(), &["inspect", junk.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot load module 'junk': it is not a WebAssembly component"),
+        "{}",
+        stderr(&out)
+    );
+}

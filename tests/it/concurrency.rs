@@ -1,0 +1,84 @@
+//! Many threads, many calls, hostile and benign mixed: every result right.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use toolhost::ToolManager;
+
+use crate::common::{bundled_manager, call, hostile};
+
+#[test]
+fn threads_share_one_manager() {
+    let mut manager = bundled_manager();
+    manager.register(hostile()).unwrap();
+    let manager: Arc<ToolManager> = Arc::new(manager);
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let m = Arc::clone(&manager);
+            std::thread::spawn(move || {
+                for i in 0..8 {
+                    let n = t * 100 + i;
+                    assert_eq!(
+                        call(
+                            &m,
+                            "calc_evaluate",
+                            json!({"expression": format!("{n} * 2")})
+                        ),
+                        (n * 2).to_string()
+                    );
+                    assert_eq!(
+                        call(&m, "h_add", json!({"a": n, "b": 1})),
+                        (n + 1).to_string()
+                    );
+                    assert_eq!(call(&m, "h_counter", json!({})), "1 1");
+                    match i % 4 {
+                        0 => assert!(
+                            call(&m, "h_panic", json!({"text": "x"}))
+                                .starts_with("Error: tool 'h_panic' panicked")
+                        ),
+                        1 => assert!(call(&m, "h_membomb", json!({})).contains("memory limit")),
+                        2 => assert!(call(&m, "h_trap", json!({})).contains("trapped")),
+                        _ => {
+                            assert!(call(&m, "h_fail", json!({"text": "f"})).ends_with("failed: f"))
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("no thread panicked");
+    }
+}
+
+#[test]
+fn call_many_runs_in_parallel_and_keeps_order() {
+    let mut manager = bundled_manager();
+    manager.register(hostile()).unwrap();
+    manager.set_max_parallel(4);
+    let calls: Vec<_> = (0..24)
+        .map(|i| {
+            let name = if i % 3 == 0 {
+                "h_panic"
+            } else {
+                "calc_evaluate"
+            };
+            let args = if i % 3 == 0 {
+                json!({"text": format!("p{i}")})
+            } else {
+                json!({"expression": format!("{i}+0")})
+            };
+            crate::common::tool_call(&format!("c{i}"), name, args)
+        })
+        .collect();
+    let out = manager.call_many(&calls);
+    for (i, message) in out.iter().enumerate() {
+        assert_eq!(message["tool_call_id"], format!("c{i}"));
+        let content = message["content"].as_str().unwrap();
+        if i % 3 == 0 {
+            assert_eq!(content, format!("Error: tool 'h_panic' panicked: p{i}"));
+        } else {
+            assert_eq!(content, i.to_string());
+        }
+    }
+}

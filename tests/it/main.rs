@@ -1,0 +1,10 @@
+//! Integration tests: the host against real components built from this repo.
+
+mod cli;
+mod common;
+mod concurrency;
+mod controller;
+mod example_tools;
+mod loading;
+mod manager;
+mod sandbox;
