@@ -10,17 +10,24 @@
 //! - A [`ToolController`] decides from ordered glob rules which tools are active.
 //! - Every call runs in a fresh sandboxed instance under [`Limits`].
 //!
-//! ```no_run
+//! ```
 //! use serde_json::json;
-//! use toolhost::{Limits, Runtime, ToolManager, WasmModule};
+//! use toolhost::config::LoadedConfig;
+//! use toolhost::{Mode, Runtime, ToolController};
 //!
 //! let runtime = Runtime::new()?;
-//! let module = WasmModule::from_file(&runtime, "calc.wasm".as_ref(), None, Limits::default())?;
-//! let mut manager = ToolManager::new();
-//! manager.register(module)?;
-//! let call = json!({"id": "call_1", "type": "function",
-//!     "function": {"name": "calc_evaluate", "arguments": "{\"expression\": \"2 * (3 + 4)\"}"}});
-//! assert_eq!(manager.call(&call), "14");
+//! // The bundled example tools; LoadedConfig::discover(Some(path)) reads a toolhost.toml.
+//! let manager = LoadedConfig::default().build_manager(&runtime)?;
+//! manager.set_controller(ToolController::new(Mode::Activate, [(Mode::Deactivate, "text_*")])?);
+//!
+//! let tools = manager.tool_infos(); // send these as the request's `tools`
+//! assert_eq!(tools.len(), 3);
+//! let message = json!({"role": "assistant", "tool_calls": [
+//!     {"id": "call_1", "type": "function",
+//!      "function": {"name": "calc_evaluate", "arguments": "{\"expression\": \"6*7\"}"}},
+//! ]});
+//! let replies = manager.call_message(&message)?; // run in parallel, answered in order
+//! assert_eq!(replies[0], json!({"role": "tool", "tool_call_id": "call_1", "content": "42"}));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

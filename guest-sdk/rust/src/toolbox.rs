@@ -225,6 +225,7 @@ mod tests {
     ///
     /// Second paragraph.
     #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
     struct Wrapped {
         /// A field whose
         /// doc wraps.
