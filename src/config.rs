@@ -270,26 +270,22 @@ impl ModuleEntry {
         let name = self
             .module_name()
             .map_err(|e| LoadError::new("?", crate::LoadErrorKind::InvalidName, e))?;
-        match (&self.path, &self.bundled) {
-            (Some(path), _) => {
-                WasmModule::from_file(runtime, &base.join(path), Some(&name), limits)
-            }
-            (None, Some(bundled)) => {
-                let Some(bytes) = bundled_module(bundled) else {
-                    let known: Vec<&str> = BUNDLED_MODULES.iter().map(|m| m.name).collect();
-                    return Err(LoadError::new(
-                        &name,
-                        crate::LoadErrorKind::Io,
-                        format!(
-                            "there is no bundled module '{bundled}' (there are: {})",
-                            known.join(", ")
-                        ),
-                    ));
-                };
-                WasmModule::from_bytes(runtime, &name, bytes, limits)
-            }
-            (None, None) => unreachable!("module_name() rejects entries without path or bundled"),
+        if let Some(path) = &self.path {
+            return WasmModule::from_file(runtime, &base.join(path), Some(&name), limits);
         }
+        let bundled = self.bundled.as_deref().unwrap_or_default();
+        let Some(bytes) = bundled_module(bundled) else {
+            let known: Vec<&str> = BUNDLED_MODULES.iter().map(|m| m.name).collect();
+            return Err(LoadError::new(
+                &name,
+                crate::LoadErrorKind::Io,
+                format!(
+                    "there is no bundled module '{bundled}' (there are: {})",
+                    known.join(", ")
+                ),
+            ));
+        };
+        WasmModule::from_bytes(runtime, &name, bytes, limits)
     }
 }
 

@@ -8,6 +8,8 @@ pub enum LoadErrorKind {
     Io,
     /// The module name is not valid.
     InvalidName,
+    /// The limits given for the module are zero or too large.
+    InvalidLimits,
     /// The bytes are not a WebAssembly component (empty, not wasm, a core module, too big).
     NotAComponent,
     /// wasmtime could not compile the component.

@@ -14,10 +14,25 @@ use super::EXIT_TOOL_ERROR;
 /// The most bytes `dispatch` reads from stdin.
 const MAX_STDIN_BYTES: u64 = 64 * 1024 * 1024;
 
-fn manager(config: Option<&Path>) -> anyhow::Result<ToolManager> {
-    let loaded = LoadedConfig::discover(config)?;
+/// What every command that serves tools starts from: the config and the
+/// operator's overrides from the command line.
+pub struct Setup<'a> {
+    pub config: Option<&'a Path>,
+    pub activate: &'a [String],
+    pub deactivate: &'a [String],
+}
+
+fn manager(setup: &Setup<'_>) -> anyhow::Result<ToolManager> {
+    let loaded = LoadedConfig::discover(setup.config)?;
     let runtime = Runtime::new().context("cannot start the WebAssembly runtime")?;
-    Ok(loaded.build_manager(&runtime)?)
+    let manager = loaded.build_manager(&runtime)?;
+    for pattern in setup.activate {
+        manager.activate_tool(pattern).context("--activate")?;
+    }
+    for pattern in setup.deactivate {
+        manager.deactivate_tool(pattern).context("--deactivate")?;
+    }
+    Ok(manager)
 }
 
 fn print(text: &str) -> anyhow::Result<()> {
@@ -35,8 +50,8 @@ fn exit_for(failed: bool) -> ExitCode {
     }
 }
 
-pub fn list(config: Option<&Path>, as_json: bool) -> anyhow::Result<ExitCode> {
-    let manager = manager(config)?;
+pub fn list(setup: &Setup<'_>, as_json: bool) -> anyhow::Result<ExitCode> {
+    let manager = manager(setup)?;
     if as_json {
         let rows: Vec<Value> = manager
             .registered()
@@ -70,18 +85,14 @@ pub fn list(config: Option<&Path>, as_json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn schemas(config: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let manager = manager(config)?;
+pub fn schemas(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
+    let manager = manager(setup)?;
     print(&serde_json::to_string_pretty(&manager.tool_infos())?)?;
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn call(
-    config: Option<&Path>,
-    name: &str,
-    arguments: Option<&str>,
-) -> anyhow::Result<ExitCode> {
-    let manager = manager(config)?;
+pub fn call(setup: &Setup<'_>, name: &str, arguments: Option<&str>) -> anyhow::Result<ExitCode> {
+    let manager = manager(setup)?;
     let arguments = arguments.map(|a| Value::String(a.to_string()));
     match manager.call_tool(name, arguments.as_ref()) {
         Ok(result) => {
@@ -95,7 +106,7 @@ pub fn call(
     }
 }
 
-pub fn dispatch(config: Option<&Path>) -> anyhow::Result<ExitCode> {
+pub fn dispatch(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
     let mut input = String::new();
     std::io::stdin()
         .take(MAX_STDIN_BYTES + 1)
@@ -106,7 +117,7 @@ pub fn dispatch(config: Option<&Path>) -> anyhow::Result<ExitCode> {
     }
     let value: Value = serde_json::from_str(&input)
         .context("stdin is not JSON: give a tool call, an assistant message with tool_calls, or an array of tool calls")?;
-    let manager = manager(config)?;
+    let manager = manager(setup)?;
     let single = value.get("function").is_some() && value.get("tool_calls").is_none();
     let messages = manager
         .call_message(&value)

@@ -23,6 +23,15 @@ pub struct Cli {
     #[arg(long, short = 'c', global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Activate tools matching PATTERN ahead of every config rule (repeatable).
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub activate: Vec<String>,
+
+    /// Deactivate tools matching PATTERN ahead of every config rule (repeatable;
+    /// applied after --activate, so it wins for a name given to both).
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub deactivate: Vec<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -57,13 +66,16 @@ pub enum Command {
 
 /// Runs the parsed command; `Err` is a usage or config error (exit 2).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {
-        Command::List { json } => commands::list(cli.config.as_deref(), json),
-        Command::Schemas => commands::schemas(cli.config.as_deref()),
-        Command::Call { name, arguments } => {
-            commands::call(cli.config.as_deref(), &name, arguments.as_deref())
-        }
-        Command::Dispatch => commands::dispatch(cli.config.as_deref()),
-        Command::Inspect { file } => commands::inspect(cli.config.as_deref(), &file),
+    let setup = commands::Setup {
+        config: cli.config.as_deref(),
+        activate: &cli.activate,
+        deactivate: &cli.deactivate,
+    };
+    match &cli.command {
+        Command::List { json } => commands::list(&setup, *json),
+        Command::Schemas => commands::schemas(&setup),
+        Command::Call { name, arguments } => commands::call(&setup, name, arguments.as_deref()),
+        Command::Dispatch => commands::dispatch(&setup),
+        Command::Inspect { file } => commands::inspect(setup.config, file),
     }
 }
