@@ -43,6 +43,10 @@ pub use serde;
 pub use serde_json;
 pub use toolbox::{NoArgs, Toolbox};
 
+/// The raw `toolhost:tool` contract, for modules that write `tool-info` and
+/// `call` themselves (JSON text in, JSON text out). Export with [`export_raw!`].
+pub use bindings::Guest as RawModule;
+
 /// Bindings generated from `wit/tool.wit`; used by the export macros.
 #[doc(hidden)]
 pub mod bindings {
@@ -120,6 +124,33 @@ macro_rules! export_toolbox {
             }
         }
 
-        $crate::bindings::__export_tool_world!(__ToolhostModule with_types_in $crate::bindings);
+        $crate::export_raw!(__ToolhostModule);
+    };
+}
+
+/// Exports a type that implements [`RawModule`] directly.
+///
+/// ```no_run
+/// struct Ping;
+///
+/// impl toolhost_guest::RawModule for Ping {
+///     fn tool_info() -> String {
+///         r#"[{"type":"function","function":{"name":"ping","description":"Answers pong."}}]"#.into()
+///     }
+///
+///     fn call(name: String, _arguments: String) -> Result<String, String> {
+///         match name.as_str() {
+///             "ping" => Ok("pong".into()),
+///             other => Err(format!("no tool '{other}'")),
+///         }
+///     }
+/// }
+///
+/// toolhost_guest::export_raw!(Ping);
+/// ```
+#[macro_export]
+macro_rules! export_raw {
+    ($module:ident) => {
+        $crate::bindings::__export_tool_world!($module with_types_in $crate::bindings);
     };
 }
