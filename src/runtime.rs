@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wasmtime::component::Linker;
-use wasmtime::{Config, Engine};
+use wasmtime::{Cache, CacheConfig, Config, Engine};
 
 use crate::sandbox::CallState;
 
@@ -34,9 +34,22 @@ struct Inner {
 impl Runtime {
     /// Starts a runtime: an engine with fuel and epoch interruption enabled.
     pub fn new() -> anyhow::Result<Self> {
+        Self::build(None)
+    }
+
+    /// Starts a runtime that keeps compiled components in wasmtime's on-disk
+    /// cache (in the user's cache directory), so that loading the same
+    /// component again skips compiling it.
+    pub fn with_compile_cache() -> anyhow::Result<Self> {
+        let cache = Cache::new(CacheConfig::new()).map_err(anyhow::Error::from)?;
+        Self::build(Some(cache))
+    }
+
+    fn build(cache: Option<Cache>) -> anyhow::Result<Self> {
         let mut config = Config::new();
         config.consume_fuel(true);
         config.epoch_interruption(true);
+        config.cache(cache);
         let engine = Engine::new(&config).map_err(anyhow::Error::from)?;
 
         let mut linker = Linker::new(&engine);

@@ -20,11 +20,26 @@ pub struct Setup<'a> {
     pub config: Option<&'a Path>,
     pub activate: &'a [String],
     pub deactivate: &'a [String],
+    pub compile_cache: bool,
+}
+
+impl Setup<'_> {
+    /// The runtime: with the compile cache unless it is turned off or cannot
+    /// be set up (then every run compiles anew, with a warning).
+    fn runtime(&self) -> anyhow::Result<Runtime> {
+        if self.compile_cache {
+            match Runtime::with_compile_cache() {
+                Ok(runtime) => return Ok(runtime),
+                Err(e) => tracing::warn!("compile cache unavailable, compiling every time: {e:#}"),
+            }
+        }
+        Runtime::new().context("cannot start the WebAssembly runtime")
+    }
 }
 
 fn manager(setup: &Setup<'_>) -> anyhow::Result<ToolManager> {
     let loaded = LoadedConfig::discover(setup.config)?;
-    let runtime = Runtime::new().context("cannot start the WebAssembly runtime")?;
+    let runtime = setup.runtime()?;
     let manager = loaded.build_manager(&runtime)?;
     for pattern in setup.activate {
         manager.activate_tool(pattern).context("--activate")?;
@@ -136,11 +151,12 @@ pub fn dispatch(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
     Ok(exit_for(failed))
 }
 
-pub fn inspect(config: Option<&Path>, file: &Path) -> anyhow::Result<ExitCode> {
-    let limits = match config {
+pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {
+    let limits = match setup.config {
         Some(path) => toolhost::config::Config::from_file(path)?.limits,
         None => Limits::default(),
     };
+    // Always compile here: the compile time is part of what inspect reports.
     let runtime = Runtime::new().context("cannot start the WebAssembly runtime")?;
     let module = WasmModule::from_file(&runtime, file, None, limits)?;
     print(&format!("module:       {}", module.name()))?;

@@ -27,6 +27,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATTERN")]
     pub activate: Vec<String>,
 
+    /// Compile every component anew instead of using the on-disk compile cache.
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+
     /// Deactivate tools matching PATTERN ahead of every config rule (repeatable;
     /// applied after --activate, so it wins for a name given to both).
     #[arg(long, global = true, value_name = "PATTERN")]
@@ -70,12 +74,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         config: cli.config.as_deref(),
         activate: &cli.activate,
         deactivate: &cli.deactivate,
+        compile_cache: !cli.no_cache,
     };
     match &cli.command {
         Command::List { json } => commands::list(&setup, *json),
         Command::Schemas => commands::schemas(&setup),
         Command::Call { name, arguments } => commands::call(&setup, name, arguments.as_deref()),
         Command::Dispatch => commands::dispatch(&setup),
-        Command::Inspect { file } => commands::inspect(setup.config, file),
+        Command::Inspect { file } => commands::inspect(&setup, file),
     }
 }

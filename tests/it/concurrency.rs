@@ -82,3 +82,15 @@ fn call_many_runs_in_parallel_and_keeps_order() {
         }
     }
 }
+
+#[test]
+fn calls_from_inside_an_async_runtime_work() {
+    // An application may call the (blocking) manager from async code; that
+    // must not panic with "cannot start a runtime from within a runtime".
+    let manager = bundled_manager();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let out = rt.block_on(async { call(&manager, "calc_evaluate", json!({"expression": "2+2"})) });
+    assert_eq!(out, "4");
+}
