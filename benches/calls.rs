@@ -1,0 +1,72 @@
+//! What a call and a load cost.
+//!
+//! `cargo bench --bench calls` measures, in one run:
+//! - `call/native`: dispatching to a native Rust tool (the floor);
+//! - `call/wasm_calc`: dispatching `calc_evaluate`, a fresh sandboxed instance per call;
+//! - `load/compile`: loading the `calc` component, compiling it;
+//! - `load/cached`: loading it again through wasmtime's on-disk compile cache.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Map, Value, json};
+use toolhost::{
+    Limits, Runtime, Tool, ToolError, ToolInfo, ToolManager, WasmModule, bundled_module,
+};
+
+struct Echo;
+
+impl Tool for Echo {
+    fn infos(&self) -> Vec<ToolInfo> {
+        vec![ToolInfo::new(
+            "echo",
+            "Echoes.",
+            ToolInfo::empty_parameters(),
+        )]
+    }
+
+    fn call(&self, _name: &str, arguments: &Map<String, Value>) -> Result<String, ToolError> {
+        Ok(Value::Object(arguments.clone()).to_string())
+    }
+}
+
+fn calls(c: &mut Criterion) {
+    let runtime = Runtime::new().expect("runtime");
+    let calc = bundled_module("calc").expect("calc is bundled");
+    let mut manager = ToolManager::new();
+    manager.register(Echo).unwrap();
+    manager
+        .register(WasmModule::from_bytes(&runtime, "calc", calc, Limits::default()).unwrap())
+        .unwrap();
+    let native = json!({"id": "1", "type": "function", "function": {"name": "echo", "arguments": "{\"expression\": \"2 * (3 + 4)\"}"}});
+    let wasm = json!({"id": "1", "type": "function", "function": {"name": "calc_evaluate", "arguments": "{\"expression\": \"2 * (3 + 4)\"}"}});
+    assert_eq!(manager.call(&wasm), "14");
+    let mut group = c.benchmark_group("call");
+    group.bench_function("native", |b| b.iter(|| manager.call(black_box(&native))));
+    group.bench_function("wasm_calc", |b| b.iter(|| manager.call(black_box(&wasm))));
+    group.finish();
+}
+
+fn loads(c: &mut Criterion) {
+    let calc = bundled_module("calc").expect("calc is bundled");
+    let plain = Runtime::new().expect("runtime");
+    let cached = Runtime::with_compile_cache().expect("cache");
+    // Fill the cache once.
+    WasmModule::from_bytes(&cached, "calc", calc, Limits::default()).unwrap();
+    let mut group = c.benchmark_group("load");
+    group.sample_size(10);
+    group.bench_function("compile", |b| {
+        b.iter(|| {
+            WasmModule::from_bytes(&plain, "calc", black_box(calc), Limits::default()).unwrap()
+        })
+    });
+    group.bench_function("cached", |b| {
+        b.iter(|| {
+            WasmModule::from_bytes(&cached, "calc", black_box(calc), Limits::default()).unwrap()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, calls, loads);
+criterion_main!(benches);
