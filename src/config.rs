@@ -70,12 +70,12 @@ pub struct ModuleEntry {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("cannot read config {path}: {source}")]
+    #[error("cannot read config {path}: {error}")]
     Read {
         /// The config file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The file is not valid TOML, has an unknown key or a bad value.
     #[error("invalid config {path}: {message}")]
@@ -86,20 +86,20 @@ pub enum ConfigError {
         message: String,
     },
     /// A module could not be loaded.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Load {
         /// The config file (or `(defaults)`).
         path: PathBuf,
         /// Why the module did not load.
-        source: LoadError,
+        error: LoadError,
     },
     /// Two modules provide the same tool name.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Register {
         /// The config file (or `(defaults)`).
         path: PathBuf,
         /// The conflict.
-        source: RegisterError,
+        error: RegisterError,
     },
 }
 
@@ -165,9 +165,9 @@ impl LoadedConfig {
             .map(|entry| {
                 entry
                     .load(runtime, base, self.config.limits)
-                    .map_err(|source| ConfigError::Load {
+                    .map_err(|error| ConfigError::Load {
                         path: self.label(),
-                        source,
+                        error,
                     })
             })
             .collect()
@@ -179,9 +179,9 @@ impl LoadedConfig {
         for module in self.load_modules(runtime)? {
             manager
                 .register(module)
-                .map_err(|source| ConfigError::Register {
+                .map_err(|error| ConfigError::Register {
                     path: self.label(),
-                    source,
+                    error,
                 })?;
         }
         Ok(manager)
@@ -191,9 +191,9 @@ impl LoadedConfig {
 impl Config {
     /// Reads and checks the config file at `path`.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let read_error = |source| ConfigError::Read {
+        let read_error = |error| ConfigError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         };
         let size = std::fs::metadata(path).map_err(read_error)?.len();
         if size > MAX_CONFIG_BYTES {

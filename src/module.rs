@@ -103,7 +103,7 @@ impl WasmModule {
             LoadError::new(
                 name,
                 LoadErrorKind::Compile,
-                format!("it is not a valid component: {}", describe_error(&e)),
+                compile_error_reason(&describe_error(&e)),
             )
         })?;
         let compile_time = started.elapsed();
@@ -117,10 +117,7 @@ impl WasmModule {
             LoadError::new(
                 name,
                 LoadErrorKind::MissingImport,
-                format!(
-                    "{}; toolhost provides only WASI 0.2 interfaces",
-                    describe_error(&e)
-                ),
+                import_error_reason(&describe_error(&e)),
             )
         })?;
         let tools = read_tools(name, runtime, &pre, &limits)?;
@@ -309,6 +306,34 @@ fn truncate(text: &str, limit: usize) -> String {
         end -= 1;
     }
     format!("{}... ({} bytes in all)", &text[..end], text.len())
+}
+
+/// Why a component did not compile, with what to do where that is known.
+fn compile_error_reason(error: &str) -> String {
+    let mut reason = format!("it is not a valid component: {error}");
+    if error.contains("component model async") {
+        reason.push_str(
+            "; toolhost does not enable the component-model async ABI (wasmtime's support for it \
+             is incomplete): build the component with synchronous exports \
+             (for componentize-qjs: --sync)",
+        );
+    }
+    reason
+}
+
+/// Why a component's imports cannot be satisfied, with what to do.
+fn import_error_reason(error: &str) -> String {
+    let mut reason = format!(
+        "{error}; toolhost provides the WASI 0.2 interfaces cli, clocks, filesystem, io, random \
+         and sockets (granting nothing by default), and no others"
+    );
+    if error.contains("wasi:http/") {
+        reason.push_str(
+            "; wasi:http is not provided (JavaScript built with ComponentizeJS imports it; \
+             componentize-qjs builds do not)",
+        );
+    }
+    reason
 }
 
 fn io_error(name: &str, path: &Path, error: &std::io::Error) -> LoadError {

@@ -129,10 +129,7 @@ pub(crate) fn run(
     let result = run_in_store(runtime, pre, limits, request, &stdout, &stderr);
     let stderr = stderr.contents();
     let result = result.map_err(|fault| match fault {
-        Fault::Trapped(message) => match panic_message(&stderr.text()) {
-            Some(panic) => Fault::Panicked(panic),
-            None => Fault::Trapped(message),
-        },
+        Fault::Trapped(message) => explain_trap(message, &stderr.text()),
         other => other,
     });
     CallReport {
@@ -248,6 +245,30 @@ fn classify(error: &wasmtime::Error, memory_exceeded: bool) -> Fault {
     }
 }
 
+/// Turns an `unreachable`-style trap into what the guest said on stderr: a
+/// Rust panic message, with the uncaught Python exception that caused it
+/// when the guest is a componentize-py module.
+fn explain_trap(message: String, stderr: &str) -> Fault {
+    let python = python_exception(stderr);
+    match (panic_message(stderr), python) {
+        (Some(panic), Some(exception)) => Fault::Panicked(format!("{panic}: {exception}")),
+        (Some(panic), None) => Fault::Panicked(panic),
+        (None, Some(exception)) => Fault::Trapped(format!("{message}: {exception}")),
+        (None, None) => Fault::Trapped(message),
+    }
+}
+
+/// The last uncaught Python exception on stderr (`ZeroDivisionError: ...`),
+/// the line that ends a `Traceback (most recent call last):` block.
+pub(crate) fn python_exception(stderr: &str) -> Option<String> {
+    let start = stderr.rfind("Traceback (most recent call last):")?;
+    stderr[start..]
+        .lines()
+        .skip(1)
+        .find(|line| !line.is_empty() && !line.starts_with(' '))
+        .map(|line| line.trim().to_string())
+}
+
 /// Extracts a Rust guest's panic message from its stderr.
 ///
 /// Rust prints `thread '<name>' panicked at <file>:<line>:<col>:` followed by
@@ -279,5 +300,22 @@ mod tests {
         let multi = "thread 'main' panicked at a.rs:1:1:\nline one\nline two\n";
         assert_eq!(panic_message(multi).as_deref(), Some("line one\nline two"));
         assert_eq!(panic_message("just some output\n"), None);
+    }
+
+    #[test]
+    fn python_exceptions_are_extracted() {
+        let stderr = "Traceback (most recent call last):\n  File \"/0/app.py\", line 17, in call\n    x = 1 / 0\nZeroDivisionError: division by zero\n\nthread '<unnamed>' (1) panicked at runtime/src/lib.rs:1293:29:\nPython function threw an unexpected exception\n";
+        assert_eq!(
+            python_exception(stderr).as_deref(),
+            Some("ZeroDivisionError: division by zero")
+        );
+        assert_eq!(
+            explain_trap("unreachable".into(), stderr),
+            Fault::Panicked("Python function threw an unexpected exception: ZeroDivisionError: division by zero".into())
+        );
+        assert_eq!(
+            explain_trap("unreachable".into(), ""),
+            Fault::Trapped("unreachable".into())
+        );
     }
 }
