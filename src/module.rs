@@ -234,7 +234,9 @@ impl Tool for WasmModule {
                 format!("module '{}' has no tool '{name}'.", self.inner.name),
             ));
         };
-        let arguments = Value::Object(arguments.clone()).to_string();
+        let arguments = serde_json::to_string(arguments).map_err(|e| {
+            ToolError::new(ToolErrorKind::Host, format!("tool '{name}' could not be run: {e}"))
+        })?;
         let started = Instant::now();
         let request = Request::Call {
             name: &tool.local,
