@@ -235,7 +235,10 @@ impl Tool for WasmModule {
             ));
         };
         let arguments = serde_json::to_string(arguments).map_err(|e| {
-            ToolError::new(ToolErrorKind::Host, format!("tool '{name}' could not be run: {e}"))
+            ToolError::new(
+                ToolErrorKind::Host,
+                format!("tool '{name}' could not be run: {e}"),
+            )
         })?;
         let started = Instant::now();
         let request = Request::Call {

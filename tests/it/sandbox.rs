@@ -139,7 +139,8 @@ fn arguments_of_the_wrong_type_name_the_field() {
     let out = call(&m, "h_add", json!({"a": "two", "b": 3}));
     assert_eq!(
         out,
-        "Error: tool 'h_add' failed: invalid arguments: field 'a': invalid type: string \"two\", expected i64"
+        "Error: tool 'h_add' failed: invalid arguments: field 'a': invalid type: string \"two\", expected i64; \
+         'a' must match {\"type\":\"integer\",\"format\":\"int64\"}"
     );
 }
 

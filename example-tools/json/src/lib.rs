@@ -14,7 +14,7 @@ use serde_json::Value;
 use serde_json_path::JsonPath;
 
 /// The largest result either tool returns, in bytes.
-pub const MAX_OUTPUT_BYTES: usize = 16 << 20;
+pub const MAX_OUTPUT_BYTES: usize = 1 << 20;
 
 /// The longest JSONPath accepted, in characters.
 pub const MAX_PATH_LENGTH: usize = 4096;

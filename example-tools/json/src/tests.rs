@@ -271,7 +271,7 @@ fn huge_results_are_refused() {
     );
     let doc = format!("{}{inner}{}", "[".repeat(120), "]".repeat(120));
     let e = query_document(&doc, "$..*").unwrap_err();
-    assert!(e.starts_with("the result is larger than 16 MiB"), "{e}");
+    assert!(e.starts_with("the result is larger than 1 MiB"), "{e}");
 }
 
 // ---------------------------------------------------------------- format
@@ -437,7 +437,7 @@ fn indent_is_checked_and_output_bounded() {
     let doc = format!("{}{items}{}", "[".repeat(100), "]".repeat(100));
     let e = format_document(&doc, Mode::Pretty, Some(8)).unwrap_err();
     assert!(
-        e.starts_with("the result would be larger than 16 MiB"),
+        e.starts_with("the result would be larger than 1 MiB"),
         "{e}"
     );
     assert!(format_document(&doc, Mode::Minify, None).is_ok());

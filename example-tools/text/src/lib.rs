@@ -16,7 +16,7 @@ use toolhost_guest::Json;
 pub const REGEX_SIZE_LIMIT: usize = 1 << 21;
 
 /// The largest text `replace` produces, in bytes.
-pub const MAX_OUTPUT_BYTES: usize = 16 << 20;
+pub const MAX_OUTPUT_BYTES: usize = 1 << 20;
 
 // ---------------------------------------------------------------- word_count
 

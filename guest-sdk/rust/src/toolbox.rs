@@ -51,7 +51,7 @@ impl Toolbox {
         F: Fn(A) -> Result<R, E> + 'static,
     {
         let runner: Runner = Box::new(move |arguments: &str| {
-            let args: A = parse_arguments(arguments)?;
+            let args: A = parse_arguments(arguments).map_err(|e| e.explain(parameters_for::<A>))?;
             run(args).map_err(|e| e.to_string())?.into_output()
         });
         self.tools.push(ToolDef {
@@ -160,8 +160,39 @@ fn unwrap_lines(text: &str) -> String {
         .join("\n\n")
 }
 
+/// Arguments that did not deserialize: where, and what serde said.
+struct ArgumentError {
+    /// The field's path (`to`, `items[0].name`), or `.` for the whole object.
+    path: String,
+    message: String,
+}
+
+impl ArgumentError {
+    /// The error text; for a top-level field, with the schema it must match
+    /// (serde's own words can be as terse as "expected value").
+    fn explain(self, schema: fn() -> (String, Value)) -> String {
+        if self.path == "." {
+            return format!("invalid arguments: {}", self.message);
+        }
+        let mut text = format!("invalid arguments: field '{}': {}", self.path, self.message);
+        let (_, parameters) = schema();
+        if let Some(Value::Object(field)) =
+            parameters.get("properties").and_then(|p| p.get(&self.path))
+        {
+            let mut field = field.clone();
+            field.remove("description");
+            text.push_str(&format!(
+                "; '{}' must match {}",
+                self.path,
+                Value::Object(field)
+            ));
+        }
+        text
+    }
+}
+
 /// Deserializes `arguments` into `A`, with an error that names the field.
-fn parse_arguments<A: DeserializeOwned>(arguments: &str) -> Result<A, String> {
+fn parse_arguments<A: DeserializeOwned>(arguments: &str) -> Result<A, ArgumentError> {
     let text = if arguments.trim().is_empty() {
         "{}"
     } else {
@@ -172,15 +203,11 @@ fn parse_arguments<A: DeserializeOwned>(arguments: &str) -> Result<A, String> {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         // "at line 1 column 9" points into text the model never saw as lines.
-        let inner = match inner.rsplit_once(" at line ") {
+        let message = match inner.rsplit_once(" at line ") {
             Some((message, _position)) => message.to_string(),
             None => inner,
         };
-        if path == "." {
-            format!("invalid arguments: {inner}")
-        } else {
-            format!("invalid arguments: field '{path}': {inner}")
-        }
+        ArgumentError { path, message }
     })
 }
 
@@ -267,7 +294,31 @@ mod tests {
         let err = toolbox().call("add", r#"{"a": "x", "b": 2}"#).unwrap_err();
         assert_eq!(
             err,
-            "invalid arguments: field 'a': invalid type: string \"x\", expected f64"
+            "invalid arguments: field 'a': invalid type: string \"x\", expected f64; \
+             'a' must match {\"type\":\"number\",\"format\":\"double\"}"
+        );
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    enum Case {
+        Upper,
+        Lower,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Convert {
+        to: Case,
+    }
+
+    #[test]
+    fn terse_serde_errors_get_the_fields_schema() {
+        let t = Toolbox::new().tool("convert", |_: Convert| Ok::<_, String>("ok"));
+        let err = t.call("convert", r#"{"to": 5}"#).unwrap_err();
+        assert_eq!(
+            err,
+            "invalid arguments: field 'to': expected value; 'to' must match {\"type\":\"string\",\"enum\":[\"upper\",\"lower\"]}"
         );
     }
 
