@@ -16,7 +16,7 @@ pub fn check_module_name(name: &str) -> Result<(), String> {
         None => return Err("module name is empty".into()),
         Some(c) if !c.is_ascii_lowercase() => {
             return Err(format!(
-                "module name '{name}' must start with a lowercase letter a-z"
+                "module name '{name}' must start with a lowercase letter a-z (name the module in the config: `name = \"...\"`)"
             ));
         }
         Some(_) => {}
@@ -65,9 +65,22 @@ pub fn split_exposed(name: &str) -> Option<(&str, &str)> {
     name.split_once('_')
 }
 
-/// The module name for a file: its stem, lowercased, with `_` turned into `-`.
+/// The module name for a file: its stem, lowercased, with every character
+/// other than `a-z`, `0-9` and `-` (such as `_` or `.`) turned into `-`.
+///
+/// The result may still be invalid (empty, or starting with a digit); then
+/// the operator names the module in the config.
 pub fn module_name_from_stem(stem: &str) -> String {
-    stem.to_ascii_lowercase().replace('_', "-")
+    stem.chars()
+        .map(|c| c.to_ascii_lowercase())
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -116,5 +129,7 @@ mod tests {
     #[test]
     fn stems_become_module_names() {
         assert_eq!(module_name_from_stem("My_Tools"), "my-tools");
+        assert_eq!(module_name_from_stem("calc-v2.0"), "calc-v2-0");
+        assert_eq!(module_name_from_stem("wé"), "w-");
     }
 }
