@@ -14,6 +14,8 @@ pub struct ToolInfo {
     pub description: String,
     /// A JSON schema of type `object` for the arguments.
     pub parameters: Value,
+    /// Other keys of the `function` object (such as `"strict": true`), kept as given.
+    pub extra: Map<String, Value>,
 }
 
 impl ToolInfo {
@@ -23,6 +25,7 @@ impl ToolInfo {
             name: name.into(),
             description: description.into(),
             parameters,
+            extra: Map::new(),
         }
     }
 
@@ -33,14 +36,14 @@ impl ToolInfo {
 
     /// The OpenAI tool schema, ready to send in an API request.
     pub fn to_openai(&self) -> Value {
-        json!({
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            }
-        })
+        let mut function = Map::new();
+        function.insert("name".into(), json!(self.name));
+        function.insert("description".into(), json!(self.description));
+        function.insert("parameters".into(), self.parameters.clone());
+        for (key, value) in &self.extra {
+            function.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+        json!({"type": "function", "function": function})
     }
 
     /// Parses one entry of a `tool-info` array: the OpenAI shape, or the
@@ -94,7 +97,15 @@ impl ToolInfo {
                 p.clone()
             }
         };
-        Ok(Self::new(name, description, parameters))
+        let extra = function
+            .iter()
+            .filter(|(key, _)| !matches!(key.as_str(), "name" | "description" | "parameters"))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        Ok(Self {
+            extra,
+            ..Self::new(name, description, parameters)
+        })
     }
 }
 
@@ -141,6 +152,15 @@ mod tests {
         assert_eq!(info.description, "");
         assert_eq!(info.parameters, ToolInfo::empty_parameters());
         assert_eq!(info.to_openai()["function"]["parameters"]["type"], "object");
+    }
+
+    #[test]
+    fn keeps_other_function_keys() {
+        let schema = json!({"type":"function","function":{"name":"a","strict":true,"parameters":{"type":"object","properties":{},"additionalProperties":false}}});
+        let info = ToolInfo::from_schema(&schema).unwrap();
+        assert_eq!(info.extra.get("strict"), Some(&json!(true)));
+        assert_eq!(info.to_openai()["function"]["strict"], true);
+        assert_eq!(info.to_openai()["function"]["name"], "a");
     }
 
     #[test]
