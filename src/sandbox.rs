@@ -25,6 +25,17 @@ const MAX_TABLES: usize = 1000;
 const MAX_MEMORIES: usize = 100;
 const MAX_TABLE_ELEMENTS: usize = 1_000_000;
 
+/// Caps on what a guest can make the host allocate through WASI, set
+/// explicitly rather than left at wasmtime's defaults:
+/// bytes copied from guest to host in one host call (wasmtime: 128 MiB),
+const HOSTCALL_FUEL_BYTES: usize = 1024 * 1024;
+/// component-model handles in one call (wasmtime: 100,000),
+const MAX_COMPONENT_HANDLES: usize = 10_000;
+/// WASI resources (streams, files, pollables) alive at once (wasmtime: 1,000,000),
+const MAX_WASI_RESOURCES: usize = 10_000;
+/// and bytes one `get-random-bytes` call may ask for (wasmtime: 64 MiB).
+pub const MAX_RANDOM_BYTES: u64 = 1024 * 1024;
+
 /// The per-call state a store holds.
 pub struct CallState {
     wasi: WasiCtx,
@@ -173,7 +184,10 @@ fn new_store(
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false)
+        .max_random_size(MAX_RANDOM_BYTES)
         .build();
+    let mut table = ResourceTable::new();
+    table.set_max_capacity(MAX_WASI_RESOURCES);
     let counts = StoreLimitsBuilder::new()
         .instances(MAX_INSTANCES)
         .tables(MAX_TABLES)
@@ -182,7 +196,7 @@ fn new_store(
         .build();
     let state = CallState {
         wasi,
-        table: ResourceTable::new(),
+        table,
         limiter: MemoryLimiter {
             counts,
             limit: limits.memory_bytes(),
@@ -192,6 +206,8 @@ fn new_store(
     };
     let mut store = Store::new(runtime.engine(), state);
     store.limiter(|state| &mut state.limiter);
+    store.set_hostcall_fuel(HOSTCALL_FUEL_BYTES);
+    store.set_max_component_handles(MAX_COMPONENT_HANDLES);
     store
         .set_fuel(limits.fuel)
         .map_err(|e| Fault::Host(format!("cannot set fuel: {e}")))?;

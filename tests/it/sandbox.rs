@@ -214,3 +214,30 @@ fn fuel_covers_instantiation_too() {
             .is_ok()
     );
 }
+
+#[test]
+fn wasi_allocations_are_capped() {
+    let m = hostile_manager();
+    assert_eq!(
+        call(&m, "h_random", json!({"bytes": 1024})),
+        "got 1024 random bytes"
+    );
+    // More than MAX_RANDOM_BYTES in one call traps instead of allocating.
+    let out = call(&m, "h_random", json!({"bytes": 2 * 1024 * 1024}));
+    assert_eq!(
+        out,
+        "Error: tool 'h_random' trapped: requested len 2097152 exceeds limit 1048576"
+    );
+    assert_eq!(call(&m, "h_add", json!({"a": 1, "b": 1})), "2");
+    // Copying more than the hostcall fuel (1 MiB) into the host in one call traps.
+    let out = call(&m, "h_big_write", json!({"bytes": 4 * 1024 * 1024}));
+    assert!(
+        out.starts_with("Error: tool 'h_big_write' trapped: "),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("fuel allocated for hostcalls has been exhausted"),
+        "{out}"
+    );
+    assert_eq!(call(&m, "h_big_write", json!({"bytes": 1000})), "written");
+}

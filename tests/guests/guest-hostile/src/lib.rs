@@ -148,6 +148,22 @@ fn read_file(args: Text) -> Result<String, String> {
     std::fs::read_to_string(&args.text).map_err(|e| e.to_string())
 }
 
+/// Asks WASI for `bytes` random bytes in one call.
+fn random(args: Size) -> Result<String, String> {
+    let bytes = wasip2::random::random::get_random_bytes(args.bytes as u64);
+    Ok(format!("got {} random bytes", bytes.len()))
+}
+
+/// Writes `bytes` to stdout in one WASI call, bypassing std's chunking.
+fn big_write(args: Size) -> Result<String, String> {
+    let stdout = wasip2::cli::stdout::get_stdout();
+    let data = vec![b'x'; args.bytes];
+    match stdout.write(&data) {
+        Ok(()) => Ok("written".into()),
+        Err(e) => Err(format!("write failed: {e:?}")),
+    }
+}
+
 fn toolbox() -> Toolbox {
     Toolbox::new()
         .tool("echo", echo)
@@ -167,6 +183,8 @@ fn toolbox() -> Toolbox {
         .tool("print", print)
         .tool("env", env)
         .tool("read_file", read_file)
+        .tool("random", random)
+        .tool("big_write", big_write)
 }
 
 toolhost_guest::export_toolbox!(toolbox);
