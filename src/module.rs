@@ -251,7 +251,7 @@ impl Tool for WasmModule {
             &self.inner.limits,
             request,
         );
-        log_report(name, &report, started.elapsed());
+        log_report(&self.inner.name, name, &report, started.elapsed());
         match report.result {
             Ok(answer) => self.answer(name, answer),
             Err(fault) => Err(self.fault_error(name, fault)),
@@ -277,7 +277,7 @@ impl std::fmt::Debug for WasmModule {
     }
 }
 
-fn log_report(tool: &str, report: &CallReport, elapsed: Duration) {
+fn log_report(module: &str, tool: &str, report: &CallReport, elapsed: Duration) {
     let outcome = match &report.result {
         Ok(Ok(_)) => "ok",
         Ok(Err(_)) => "error",
@@ -292,6 +292,7 @@ fn log_report(tool: &str, report: &CallReport, elapsed: Duration) {
     for (stream, captured) in [("stdout", &report.stdout), ("stderr", &report.stderr)] {
         if !captured.bytes.is_empty() || captured.dropped > 0 {
             tracing::info!(
+                module,
                 tool,
                 stream,
                 dropped_bytes = captured.dropped,
