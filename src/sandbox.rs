@@ -242,13 +242,15 @@ async fn invoke(
 }
 
 /// Names the cause of a failed call from the error and the limiter's record.
+///
+/// Running out of fuel or time is reported as such even if the guest had hit
+/// the memory limit before and carried on; any other trap after a refused
+/// memory growth (typically the allocator aborting) is the memory limit.
 fn classify(error: &wasmtime::Error, memory_exceeded: bool) -> Fault {
-    if memory_exceeded {
-        return Fault::MemoryLimit;
-    }
     match error.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => Fault::OutOfFuel,
         Some(Trap::Interrupt) => Fault::Timeout,
+        _ if memory_exceeded => Fault::MemoryLimit,
         Some(trap) => {
             let text = trap.to_string();
             Fault::Trapped(
