@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::{
-    BUNDLED_MODULES, LimitOverrides, Limits, LoadError, RegisterError, Runtime, ToolController,
-    ToolManager, WasmModule, bundled_module, names,
+    BUNDLED_MODULES, Grants, LimitOverrides, Limits, LoadError, RegisterError, Runtime,
+    ToolController, ToolManager, WasmModule, bundled_module, names,
 };
 
 /// The name toolhost looks for in the working directory.
@@ -64,6 +64,9 @@ pub struct ModuleEntry {
     /// Overrides of the default limits for this module.
     #[serde(default)]
     pub limits: LimitOverrides,
+    /// What this module's calls may reach; nothing unless granted.
+    #[serde(default)]
+    pub grants: Grants,
 }
 
 /// A config that could not be read, parsed or applied.
@@ -259,7 +262,7 @@ impl ModuleEntry {
         }
     }
 
-    /// Loads this module; relative paths are taken from `base`.
+    /// Loads this module with its limits and grants; relative paths are taken from `base`.
     pub fn load(
         &self,
         runtime: &Runtime,
@@ -270,14 +273,29 @@ impl ModuleEntry {
         let name = self
             .module_name()
             .map_err(|e| LoadError::new("?", crate::LoadErrorKind::InvalidName, e))?;
+        let grants = self
+            .grants
+            .resolve(base)
+            .map_err(|e| LoadError::new(&name, crate::LoadErrorKind::InvalidGrants, e))?;
+        let module = self.load_component(runtime, base, &name, limits)?;
+        Ok(module.with_grants(grants))
+    }
+
+    fn load_component(
+        &self,
+        runtime: &Runtime,
+        base: &Path,
+        name: &str,
+        limits: Limits,
+    ) -> Result<WasmModule, LoadError> {
         if let Some(path) = &self.path {
-            return WasmModule::from_file(runtime, &base.join(path), Some(&name), limits);
+            return WasmModule::from_file(runtime, &base.join(path), Some(name), limits);
         }
         let bundled = self.bundled.as_deref().unwrap_or_default();
         let Some(bytes) = bundled_module(bundled) else {
             let known: Vec<&str> = BUNDLED_MODULES.iter().map(|m| m.name).collect();
             return Err(LoadError::new(
-                &name,
+                name,
                 crate::LoadErrorKind::Io,
                 format!(
                     "there is no bundled module '{bundled}' (there are: {})",
@@ -285,7 +303,7 @@ impl ModuleEntry {
                 ),
             ));
         };
-        WasmModule::from_bytes(runtime, &name, bytes, limits)
+        WasmModule::from_bytes(runtime, name, bytes, limits)
     }
 }
 

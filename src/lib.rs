@@ -37,6 +37,7 @@ pub mod config;
 mod controller;
 mod dispatch;
 mod error;
+mod grants;
 mod info;
 mod limits;
 mod load_error;
@@ -55,6 +56,7 @@ pub use controller::{
 };
 pub use dispatch::{ParsedCall, parse_arguments, parse_tool_call};
 pub use error::{ToolError, ToolErrorKind};
+pub use grants::{DirGrant, DirMode, Grants};
 pub use info::ToolInfo;
 pub use limits::{LimitOverrides, Limits};
 pub use load_error::{LoadError, LoadErrorKind};

@@ -10,6 +10,8 @@ pub enum LoadErrorKind {
     InvalidName,
     /// The limits given for the module are zero or too large.
     InvalidLimits,
+    /// A grant cannot be given (a missing directory, an unset variable, ...).
+    InvalidGrants,
     /// The bytes are not a WebAssembly component (empty, not wasm, a core module, too big).
     NotAComponent,
     /// wasmtime could not compile the component.

@@ -11,7 +11,9 @@ use wasmtime::component::{Component, InstancePre, Type};
 
 use crate::load_error::{LoadError, LoadErrorKind};
 use crate::sandbox::{self, CallReport, CallState, Fault, Request};
-use crate::{Limits, Runtime, Tool, ToolError, ToolErrorKind, ToolInfo, describe_error, names};
+use crate::{
+    Grants, Limits, Runtime, Tool, ToolError, ToolErrorKind, ToolInfo, describe_error, names,
+};
 
 /// The largest component accepted, in bytes.
 pub const MAX_COMPONENT_BYTES: usize = 256 * 1024 * 1024;
@@ -41,6 +43,7 @@ struct Inner {
     runtime: Runtime,
     pre: InstancePre<CallState>,
     limits: Limits,
+    grants: Grants,
     tools: Vec<ModuleTool>,
     imports: Vec<String>,
     size: usize,
@@ -127,12 +130,37 @@ impl WasmModule {
                 runtime: runtime.clone(),
                 pre,
                 limits,
+                grants: Grants::default(),
                 tools,
                 imports,
                 size: bytes.len(),
                 compile_time,
             }),
         })
+    }
+
+    /// This module with `grants` for its calls (see [`Grants::resolve`]);
+    /// `tool-info` is always read with nothing granted.
+    pub fn with_grants(self, grants: Grants) -> Self {
+        let inner = &self.inner;
+        Self {
+            inner: Arc::new(Inner {
+                name: inner.name.clone(),
+                runtime: inner.runtime.clone(),
+                pre: inner.pre.clone(),
+                limits: inner.limits,
+                grants,
+                tools: inner.tools.clone(),
+                imports: inner.imports.clone(),
+                size: inner.size,
+                compile_time: inner.compile_time,
+            }),
+        }
+    }
+
+    /// What this module's calls are granted.
+    pub fn grants(&self) -> &Grants {
+        &self.inner.grants
     }
 
     /// The module's name: the prefix of its exposed tool names.
@@ -245,10 +273,12 @@ impl Tool for WasmModule {
             name: &tool.local,
             arguments: &arguments,
         };
+        let inner = &self.inner;
         let report = sandbox::run(
-            &self.inner.runtime,
-            &self.inner.pre,
-            &self.inner.limits,
+            &inner.runtime,
+            &inner.pre,
+            &inner.limits,
+            &inner.grants,
             request,
         );
         log_report(&self.inner.name, name, &report, started.elapsed());
@@ -455,7 +485,7 @@ fn read_tools(
     pre: &InstancePre<CallState>,
     limits: &Limits,
 ) -> Result<Vec<ModuleTool>, LoadError> {
-    let report = sandbox::run(runtime, pre, limits, Request::ToolInfo);
+    let report = sandbox::run(runtime, pre, limits, &Grants::default(), Request::ToolInfo);
     let failed = |reason: String| LoadError::new(name, LoadErrorKind::ToolInfoFailed, reason);
     let text = match report.result {
         Ok(Ok(text)) => text,

@@ -54,6 +54,7 @@ impl Runtime {
 
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from)?;
+        refuse_symlinks(&mut linker)?;
 
         let tokio = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -111,6 +112,33 @@ impl Runtime {
             handle.block_on(future)
         }
     }
+}
+
+/// The `wasi:filesystem` version wasmtime-wasi provides (and guests' imports of
+/// any 0.2.x version resolve to).
+const WASI_FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
+
+/// Replaces `descriptor.symlink-at` with one that always answers
+/// `not-permitted`: a guest with a writable directory could otherwise leave a
+/// link on the host pointing outside its grant, for any host process that
+/// later follows it.
+fn refuse_symlinks(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+    use wasmtime::component::Resource;
+    use wasmtime_wasi::p2::bindings::filesystem::types::{Descriptor, ErrorCode};
+
+    linker.allow_shadowing(true);
+    linker
+        .instance(WASI_FILESYSTEM_TYPES)
+        .map_err(anyhow::Error::from)?
+        .func_wrap(
+            "[method]descriptor.symlink-at",
+            |_store, (_dir, _target, _link): (Resource<Descriptor>, String, String)| {
+                Ok((Err::<(), ErrorCode>(ErrorCode::NotPermitted),))
+            },
+        )
+        .map_err(anyhow::Error::from)?;
+    linker.allow_shadowing(false);
+    Ok(())
 }
 
 impl Drop for Inner {

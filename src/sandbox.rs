@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use wasmtime::component::{InstancePre, ResourceTable};
 use wasmtime::{ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::capture::{Capture, Captured};
 use crate::runtime::{EPOCH_TICK, Runtime};
-use crate::{Limits, describe_error};
+use crate::{DirMode, Grants, Limits, describe_error};
 
 /// How many bytes of each of stdout and stderr a call keeps.
 pub const CAPTURED_OUTPUT_BYTES: usize = 64 * 1024;
@@ -133,11 +133,16 @@ pub(crate) fn run(
     runtime: &Runtime,
     pre: &InstancePre<CallState>,
     limits: &Limits,
+    grants: &Grants,
     request: Request<'_>,
 ) -> CallReport {
     let stdout = Capture::new(CAPTURED_OUTPUT_BYTES);
     let stderr = Capture::new(CAPTURED_OUTPUT_BYTES);
-    let result = run_in_store(runtime, pre, limits, request, &stdout, &stderr);
+    let outputs = Outputs {
+        stdout: &stdout,
+        stderr: &stderr,
+    };
+    let result = run_in_store(runtime, pre, limits, grants, request, outputs);
     let stderr = stderr.contents();
     let result = result.map_err(|fault| match fault {
         Fault::Trapped(message) => explain_trap(message, &stderr.text()),
@@ -150,15 +155,22 @@ pub(crate) fn run(
     }
 }
 
+/// Where a call's stdout and stderr go.
+#[derive(Clone, Copy)]
+struct Outputs<'a> {
+    stdout: &'a Capture,
+    stderr: &'a Capture,
+}
+
 fn run_in_store(
     runtime: &Runtime,
     pre: &InstancePre<CallState>,
     limits: &Limits,
+    grants: &Grants,
     request: Request<'_>,
-    stdout: &Capture,
-    stderr: &Capture,
+    outputs: Outputs<'_>,
 ) -> Result<Result<String, String>, Fault> {
-    let mut store = new_store(runtime, limits, stdout, stderr)?;
+    let mut store = new_store(runtime, limits, grants, outputs)?;
     let timeout = Duration::from_millis(limits.timeout_ms);
     let outcome = runtime.block_on(async {
         // The epoch deadline traps guest code that spins; this timeout also
@@ -172,20 +184,44 @@ fn run_in_store(
     }
 }
 
-fn new_store(
-    runtime: &Runtime,
-    limits: &Limits,
-    stdout: &Capture,
-    stderr: &Capture,
-) -> Result<Store<CallState>, Fault> {
-    let wasi = WasiCtxBuilder::new()
-        .stdout(stdout.clone())
-        .stderr(stderr.clone())
+/// The WASI context of one call: what `grants` allow, and nothing else.
+fn wasi_context(grants: &Grants, outputs: Outputs<'_>) -> Result<WasiCtx, Fault> {
+    let mut builder = WasiCtxBuilder::new();
+    builder
+        .stdout(outputs.stdout.clone())
+        .stderr(outputs.stderr.clone())
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false)
-        .max_random_size(MAX_RANDOM_BYTES)
-        .build();
+        .max_random_size(MAX_RANDOM_BYTES);
+    for (key, value) in &grants.env {
+        builder.env(key, value);
+    }
+    for dir in &grants.dirs {
+        let perms = match dir.mode {
+            DirMode::Ro => FsPerms::ReadOnly,
+            DirMode::Rw => FsPerms::ReadWrite,
+        };
+        builder
+            .preopened_dir(&dir.host, &dir.guest, perms)
+            .map_err(|e| {
+                Fault::Host(format!(
+                    "cannot open the granted directory {}: {}",
+                    dir.host.display(),
+                    describe_error(&e)
+                ))
+            })?;
+    }
+    Ok(builder.build())
+}
+
+fn new_store(
+    runtime: &Runtime,
+    limits: &Limits,
+    grants: &Grants,
+    outputs: Outputs<'_>,
+) -> Result<Store<CallState>, Fault> {
+    let wasi = wasi_context(grants, outputs)?;
     let mut table = ResourceTable::new();
     table.set_max_capacity(MAX_WASI_RESOURCES);
     let counts = StoreLimitsBuilder::new()

@@ -5,6 +5,7 @@ mod common;
 mod concurrency;
 mod controller;
 mod example_tools;
+mod grants;
 mod loading;
 mod manager;
 mod sandbox;

@@ -164,6 +164,38 @@ fn big_write(args: Size) -> Result<String, String> {
     }
 }
 
+/// A path and the text to write there.
+#[derive(Deserialize, JsonSchema)]
+struct WriteArgs {
+    path: String,
+    text: String,
+}
+
+fn write_file(args: WriteArgs) -> Result<String, String> {
+    std::fs::write(&args.path, &args.text).map_err(|e| e.to_string())?;
+    Ok("written".into())
+}
+
+/// A link to create in the first granted directory.
+#[derive(Deserialize, JsonSchema)]
+struct LinkArgs {
+    target: String,
+    link: String,
+}
+
+fn symlink(args: LinkArgs) -> Result<String, String> {
+    let dirs = wasip2::filesystem::preopens::get_directories();
+    let (dir, _) = dirs.first().ok_or("no directory is granted")?;
+    dir.symlink_at(&args.target, &args.link)
+        .map_err(|e| e.name().to_string())?;
+    Ok("linked".into())
+}
+
+fn hard_link(args: LinkArgs) -> Result<String, String> {
+    std::fs::hard_link(&args.target, &args.link).map_err(|e| e.to_string())?;
+    Ok("linked".into())
+}
+
 fn toolbox() -> Toolbox {
     Toolbox::new()
         .tool("echo", echo)
@@ -184,6 +216,9 @@ fn toolbox() -> Toolbox {
         .tool("env", env)
         .tool("read_file", read_file)
         .tool("random", random)
+        .tool("write_file", write_file)
+        .tool("symlink", symlink)
+        .tool("hard_link", hard_link)
         .tool("big_write", big_write)
 }
 
