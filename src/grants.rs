@@ -144,28 +144,22 @@ mod tests {
             toml::from_str::<Grants>("dirs = [{ host = \".\", guest = \"/d\", mode = \"rwx\" }]")
                 .unwrap_err();
         assert!(e.to_string().contains("unknown variant `rwx`"), "{e}");
-        let missing = Grants {
+        let one_dir = |host: &str, guest: &str| Grants {
             dirs: vec![DirGrant {
-                host: "no/such/dir".into(),
-                guest: "/d".into(),
+                host: host.into(),
+                guest: guest.into(),
                 mode: DirMode::Ro,
             }],
             ..Grants::default()
         };
+        let missing = one_dir("no/such/dir", "/d");
         assert!(
             missing
                 .resolve(Path::new("."))
                 .unwrap_err()
                 .starts_with("grants.dirs[0]: host directory")
         );
-        let relative = Grants {
-            dirs: vec![DirGrant {
-                host: ".".into(),
-                guest: "data".into(),
-                mode: DirMode::Ro,
-            }],
-            ..Grants::default()
-        };
+        let relative = one_dir(".", "data");
         assert!(
             relative
                 .resolve(Path::new("."))

@@ -38,6 +38,7 @@ pub struct WasmModule {
     inner: Arc<Inner>,
 }
 
+#[derive(Clone)]
 struct Inner {
     name: String,
     runtime: Runtime,
@@ -142,19 +143,12 @@ impl WasmModule {
     /// This module with `grants` for its calls (see [`Grants::resolve`]);
     /// `tool-info` is always read with nothing granted.
     pub fn with_grants(self, grants: Grants) -> Self {
-        let inner = &self.inner;
+        let inner = Inner {
+            grants,
+            ..(*self.inner).clone()
+        };
         Self {
-            inner: Arc::new(Inner {
-                name: inner.name.clone(),
-                runtime: inner.runtime.clone(),
-                pre: inner.pre.clone(),
-                limits: inner.limits,
-                grants,
-                tools: inner.tools.clone(),
-                imports: inner.imports.clone(),
-                size: inner.size,
-                compile_time: inner.compile_time,
-            }),
+            inner: Arc::new(inner),
         }
     }
 
