@@ -1,10 +1,12 @@
 //! [`Grants`]: what one module may reach beyond its own memory.
 //!
 //! Nothing is granted unless the operator writes it in the module's
-//! `[modules.grants]` table: no directories, no environment variables.
+//! `[modules.grants]` table: no directories, no environment variables, no
+//! network, no symbolic links.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +17,8 @@ use serde::{Deserialize, Serialize};
 /// dirs = [{ host = "./data", guest = "/data", mode = "ro" }]
 /// env = { UNITS = "metric" }
 /// env_inherit = ["WEATHER_API_KEY"]
+/// network = { allow = ["api.example.com:443", "127.0.0.1:8080"] }
+/// symlinks = true
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -28,6 +32,124 @@ pub struct Grants {
     /// Names of host environment variables passed through (read at load).
     #[serde(default)]
     pub env_inherit: Vec<String>,
+    /// Outbound TCP connections the guest may open.
+    #[serde(default)]
+    pub network: NetworkGrant,
+    /// Whether the guest may create symbolic links in its read-write
+    /// directories. Even then only relative targets without `..` are
+    /// accepted, so a link never points outside the grant.
+    #[serde(default)]
+    pub symlinks: bool,
+}
+
+/// The network a module may use: outbound TCP to the listed endpoints only.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkGrant {
+    /// `host:port` endpoints: an IP address (`127.0.0.1:8080`, `[::1]:8080`)
+    /// or a host name (`api.example.com:443`), whose addresses the guest may
+    /// then look up and connect to.
+    #[serde(default)]
+    pub allow: Vec<String>,
+}
+
+/// One endpoint of a [`NetworkGrant`], parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// An IP address and port.
+    Addr(SocketAddr),
+    /// A host name (lowercase, no trailing dot) and port.
+    Name(String, u16),
+}
+
+impl Endpoint {
+    /// Parses `host:port`; the error says what is wrong.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if let Ok(addr) = text.parse::<SocketAddr>() {
+            return Self::addr(addr, text);
+        }
+        let Some((host, port)) = text.rsplit_once(':') else {
+            return Err(format!(
+                "'{text}' has no port; write host:port, for example \"api.example.com:443\""
+            ));
+        };
+        let port: u16 = port
+            .parse()
+            .ok()
+            .filter(|p| *p != 0)
+            .ok_or_else(|| format!("'{text}': the port must be a number from 1 to 65535"))?;
+        if host.parse::<IpAddr>().is_ok() || host.contains(['[', ']']) {
+            return Err(format!(
+                "'{text}' is not a valid address; IPv6 addresses are written [::1]:8080"
+            ));
+        }
+        let name = host.trim_end_matches('.').to_ascii_lowercase();
+        if !is_host_name(&name) {
+            return Err(format!(
+                "'{host}' is not a host name (letters, digits, '-' and '.'; no wildcards)"
+            ));
+        }
+        Ok(Self::Name(name, port))
+    }
+
+    fn addr(addr: SocketAddr, text: &str) -> Result<Self, String> {
+        if addr.port() == 0 {
+            return Err(format!(
+                "'{text}': the port must be a number from 1 to 65535"
+            ));
+        }
+        if addr.ip().is_unspecified() {
+            return Err(format!(
+                "'{text}': an unspecified address (0.0.0.0, ::) cannot be connected to"
+            ));
+        }
+        Ok(Self::Addr(addr))
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        match self {
+            Self::Addr(addr) => addr.port(),
+            Self::Name(_, port) => *port,
+        }
+    }
+}
+
+fn is_host_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+}
+
+impl NetworkGrant {
+    /// The endpoints, parsed; the error names the entry.
+    pub fn endpoints(&self) -> Result<Vec<Endpoint>, String> {
+        self.allow
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                Endpoint::parse(text).map_err(|e| format!("grants.network.allow[{i}]: {e}"))
+            })
+            .collect()
+    }
+}
+
+/// Whether a symbolic link to `target` is accepted with `symlinks = true`: a
+/// relative path with no `..` component, so that following it (and any chain
+/// of such links) only ever descends from the directory the link is in.
+pub fn symlink_target_stays_inside(target: &str) -> bool {
+    !target.is_empty()
+        && Path::new(target)
+            .components()
+            .all(|part| matches!(part, Component::Normal(_) | Component::CurDir))
 }
 
 /// One granted directory.
@@ -57,7 +179,11 @@ pub enum DirMode {
 impl Grants {
     /// Whether nothing is granted.
     pub fn is_empty(&self) -> bool {
-        self.dirs.is_empty() && self.env.is_empty() && self.env_inherit.is_empty()
+        self.dirs.is_empty()
+            && self.env.is_empty()
+            && self.env_inherit.is_empty()
+            && self.network.allow.is_empty()
+            && !self.symlinks
     }
 
     /// Checks these grants and makes them ready to use: host paths become
@@ -105,10 +231,18 @@ impl Grants {
             })?;
             env.insert(name.clone(), value);
         }
+        self.network.endpoints()?;
+        if self.symlinks && !self.dirs.iter().any(|d| d.mode == DirMode::Rw) {
+            return Err(
+                "grants.symlinks = true needs a directory granted with mode = \"rw\"".to_string(),
+            );
+        }
         Ok(Grants {
             dirs,
             env,
             env_inherit: self.env_inherit.clone(),
+            network: self.network.clone(),
+            symlinks: self.symlinks,
         })
     }
 }
@@ -136,6 +270,57 @@ mod tests {
         assert!(r.dirs[0].host.is_absolute());
         assert_eq!(r.env["A"], "1");
         assert!(r.env.contains_key("PATH"));
+    }
+
+    #[test]
+    fn endpoints_parse_or_say_why_not() {
+        let ok = |t: &str| Endpoint::parse(t).unwrap();
+        assert_eq!(
+            ok("127.0.0.1:8080"),
+            Endpoint::Addr("127.0.0.1:8080".parse().unwrap())
+        );
+        assert_eq!(
+            ok("[::1]:443"),
+            Endpoint::Addr("[::1]:443".parse().unwrap())
+        );
+        assert_eq!(
+            ok("API.Example.com.:443"),
+            Endpoint::Name("api.example.com".into(), 443)
+        );
+        let err = |t: &str| Endpoint::parse(t).unwrap_err();
+        assert!(err("example.com").contains("no port"));
+        assert!(err("example.com:0").contains("from 1 to 65535"));
+        assert!(err("example.com:http").contains("from 1 to 65535"));
+        assert!(err("*.example.com:443").contains("not a host name"));
+        assert!(err("::1:443").contains("[::1]:8080"));
+        assert!(err("0.0.0.0:80").contains("unspecified"));
+        let grant = NetworkGrant {
+            allow: vec!["a:1".into(), "b".into()],
+        };
+        assert!(
+            grant
+                .endpoints()
+                .unwrap_err()
+                .starts_with("grants.network.allow[1]: ")
+        );
+    }
+
+    #[test]
+    fn symlink_targets_must_stay_inside() {
+        for inside in ["a", "./a", "a/b/c", "."] {
+            assert!(symlink_target_stays_inside(inside), "{inside}");
+        }
+        for outside in [
+            "",
+            "/etc/passwd",
+            "..",
+            "../x",
+            "a/..",
+            "a/../../x",
+            "./../x",
+        ] {
+            assert!(!symlink_target_stays_inside(outside), "{outside}");
+        }
     }
 
     #[test]

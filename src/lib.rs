@@ -44,9 +44,11 @@ mod load_error;
 mod manager;
 mod module;
 pub mod names;
+mod network;
 mod rollout;
 mod runtime;
 mod sandbox;
+mod shadow;
 mod tool;
 
 pub use bundled::{BUNDLED_MODULES, BundledModule, bundled_module};
@@ -56,15 +58,14 @@ pub use controller::{
 };
 pub use dispatch::{ParsedCall, parse_arguments, parse_tool_call};
 pub use error::{ToolError, ToolErrorKind};
-pub use grants::{DirGrant, DirMode, Grants};
+pub use grants::{DirGrant, DirMode, Endpoint, Grants, NetworkGrant};
 pub use info::ToolInfo;
-pub use limits::{LimitOverrides, Limits};
+pub use limits::{LimitOverrides, LimitSpec, Limits};
 pub use load_error::{LoadError, LoadErrorKind};
 pub use manager::{DEFAULT_MAX_PARALLEL, RegisterError, Registered, ToolManager};
-pub use module::{MAX_COMPONENT_BYTES, MAX_TOOLS_PER_MODULE, WasmModule};
+pub use module::WasmModule;
 pub use rollout::{tool_calls_of, tool_message};
 pub use runtime::Runtime;
-pub use sandbox::CAPTURED_OUTPUT_BYTES;
 pub use tool::Tool;
 
 /// A wasmtime error as one line: its causes joined by `: `, without the wasm backtrace.

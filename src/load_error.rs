@@ -12,8 +12,10 @@ pub enum LoadErrorKind {
     InvalidLimits,
     /// A grant cannot be given (a missing directory, an unset variable, ...).
     InvalidGrants,
-    /// The bytes are not a WebAssembly component (empty, not wasm, a core module, too big).
+    /// The bytes are not a WebAssembly component (empty, not wasm, a core module).
     NotAComponent,
+    /// The component is larger than its `max_component_bytes` limit.
+    TooLarge,
     /// wasmtime could not compile the component.
     Compile,
     /// The component does not implement the `toolhost:tool` world.

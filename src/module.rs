@@ -9,17 +9,12 @@ use serde_json::{Map, Value};
 use wasmtime::component::types::{ComponentFunc, ComponentItem};
 use wasmtime::component::{Component, InstancePre, Type};
 
+use crate::limits::to_usize;
 use crate::load_error::{LoadError, LoadErrorKind};
-use crate::sandbox::{self, CallReport, CallState, Fault, Request};
+use crate::sandbox::{self, Access, CallReport, CallState, Fault, Request};
 use crate::{
     Grants, Limits, Runtime, Tool, ToolError, ToolErrorKind, ToolInfo, describe_error, names,
 };
-
-/// The largest component accepted, in bytes.
-pub const MAX_COMPONENT_BYTES: usize = 256 * 1024 * 1024;
-
-/// The most tools one module may declare.
-pub const MAX_TOOLS_PER_MODULE: usize = 1024;
 
 const WASM_MAGIC: &[u8; 4] = b"\0asm";
 const CORE_MODULE_VERSION: [u8; 4] = [0x01, 0x00, 0x00, 0x00];
@@ -44,7 +39,7 @@ struct Inner {
     runtime: Runtime,
     pre: InstancePre<CallState>,
     limits: Limits,
-    grants: Grants,
+    access: Access,
     tools: Vec<ModuleTool>,
     imports: Vec<String>,
     size: usize,
@@ -78,8 +73,8 @@ impl WasmModule {
         let size = std::fs::metadata(path)
             .map_err(|e| io_error(&name, path, &e))?
             .len();
-        if size > MAX_COMPONENT_BYTES as u64 {
-            return Err(too_big(&name, size));
+        if size > limits.max_component_bytes {
+            return Err(too_big(&name, size, &limits));
         }
         let bytes = std::fs::read(path).map_err(|e| io_error(&name, path, &e))?;
         Self::from_bytes(runtime, &name, &bytes, limits)
@@ -97,13 +92,20 @@ impl WasmModule {
         limits.validate().map_err(|e| {
             LoadError::new(
                 name,
-                LoadErrorKind::InvalidName,
+                LoadErrorKind::InvalidLimits,
                 format!("invalid limits: {e}"),
             )
         })?;
-        check_header(name, bytes)?;
+        check_header(name, bytes, &limits)?;
+        let backend = runtime.backend(&limits).map_err(|e| {
+            LoadError::new(
+                name,
+                LoadErrorKind::InvalidLimits,
+                format!("cannot make an engine for these limits: {e:#}"),
+            )
+        })?;
         let started = Instant::now();
-        let component = Component::from_binary(runtime.engine(), bytes).map_err(|e| {
+        let component = Component::from_binary(&backend.engine, bytes).map_err(|e| {
             LoadError::new(
                 name,
                 LoadErrorKind::Compile,
@@ -111,13 +113,13 @@ impl WasmModule {
             )
         })?;
         let compile_time = started.elapsed();
-        check_exports(name, runtime, &component)?;
+        check_exports(name, &component)?;
         let imports = component
             .component_type()
-            .imports(runtime.engine())
+            .imports(&backend.engine)
             .map(|(n, _)| n.to_string())
             .collect();
-        let pre = runtime.linker().instantiate_pre(&component).map_err(|e| {
+        let pre = backend.linker.instantiate_pre(&component).map_err(|e| {
             LoadError::new(
                 name,
                 LoadErrorKind::MissingImport,
@@ -131,7 +133,7 @@ impl WasmModule {
                 runtime: runtime.clone(),
                 pre,
                 limits,
-                grants: Grants::default(),
+                access: Access::default(),
                 tools,
                 imports,
                 size: bytes.len(),
@@ -144,7 +146,7 @@ impl WasmModule {
     /// `tool-info` is always read with nothing granted.
     pub fn with_grants(self, grants: Grants) -> Self {
         let inner = Inner {
-            grants,
+            access: Access::new(grants),
             ..(*self.inner).clone()
         };
         Self {
@@ -154,7 +156,7 @@ impl WasmModule {
 
     /// What this module's calls are granted.
     pub fn grants(&self) -> &Grants {
-        &self.inner.grants
+        &self.inner.access.grants
     }
 
     /// The module's name: the prefix of its exposed tool names.
@@ -262,6 +264,16 @@ impl Tool for WasmModule {
                 format!("tool '{name}' could not be run: {e}"),
             )
         })?;
+        let max_args = self.inner.limits.max_args_bytes;
+        if arguments.len() as u64 > max_args {
+            return Err(ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!(
+                    "tool '{name}' was given {} bytes of arguments, more than its limit of {max_args} bytes.",
+                    arguments.len()
+                ),
+            ));
+        }
         let started = Instant::now();
         let request = Request::Call {
             name: &tool.local,
@@ -272,7 +284,7 @@ impl Tool for WasmModule {
             &inner.runtime,
             &inner.pre,
             &inner.limits,
-            &inner.grants,
+            &inner.access,
             request,
         );
         log_report(&self.inner.name, name, &report, started.elapsed());
@@ -374,22 +386,25 @@ fn io_error(name: &str, path: &Path, error: &std::io::Error) -> LoadError {
     )
 }
 
-fn too_big(name: &str, size: u64) -> LoadError {
+fn too_big(name: &str, size: u64, limits: &Limits) -> LoadError {
     LoadError::new(
         name,
-        LoadErrorKind::NotAComponent,
-        format!("the component is {size} bytes; the most accepted is {MAX_COMPONENT_BYTES} bytes"),
+        LoadErrorKind::TooLarge,
+        format!(
+            "the component is {size} bytes, more than its limit of {} bytes (limits.max_component_bytes)",
+            limits.max_component_bytes
+        ),
     )
 }
 
-/// Checks the first bytes: a component, not text, not a core module.
-fn check_header(name: &str, bytes: &[u8]) -> Result<(), LoadError> {
+/// Checks the size and the first bytes: a component, not text, not a core module.
+fn check_header(name: &str, bytes: &[u8], limits: &Limits) -> Result<(), LoadError> {
     let not = |reason: String| Err(LoadError::new(name, LoadErrorKind::NotAComponent, reason));
     if bytes.is_empty() {
         return not("the file is empty, not a WebAssembly component".into());
     }
-    if bytes.len() > MAX_COMPONENT_BYTES {
-        return Err(too_big(name, bytes.len() as u64));
+    if bytes.len() as u64 > limits.max_component_bytes {
+        return Err(too_big(name, bytes.len() as u64, limits));
     }
     if bytes.len() < 8 || &bytes[..4] != WASM_MAGIC {
         return not(
@@ -421,9 +436,9 @@ const REQUIRED_EXPORTS: [(&str, &str); 2] = [
 ];
 
 /// Checks that the component exports `tool-info` and `call` with the world's types.
-fn check_exports(name: &str, runtime: &Runtime, component: &Component) -> Result<(), LoadError> {
+fn check_exports(name: &str, component: &Component) -> Result<(), LoadError> {
     let ty = component.component_type();
-    let engine = runtime.engine();
+    let engine = component.engine();
     let wrong = |reason: String| {
         LoadError::new(
             name,
@@ -479,21 +494,27 @@ fn read_tools(
     pre: &InstancePre<CallState>,
     limits: &Limits,
 ) -> Result<Vec<ModuleTool>, LoadError> {
-    let report = sandbox::run(runtime, pre, limits, &Grants::default(), Request::ToolInfo);
+    let info_limits = Limits {
+        fuel: limits.tool_info_fuel,
+        timeout_ms: limits.tool_info_timeout_ms,
+        ..*limits
+    };
+    let nothing = Access::default();
+    let report = sandbox::run(runtime, pre, &info_limits, &nothing, Request::ToolInfo);
     let failed = |reason: String| LoadError::new(name, LoadErrorKind::ToolInfoFailed, reason);
     let text = match report.result {
         Ok(Ok(text)) => text,
         Ok(Err(text)) => return Err(failed(format!("tool-info failed: {text}"))),
         Err(Fault::OutOfFuel) => {
             return Err(failed(format!(
-                "tool-info ran out of fuel (limit {})",
-                limits.fuel
+                "tool-info ran out of fuel (limit {}, limits.tool_info_fuel)",
+                limits.tool_info_fuel
             )));
         }
         Err(Fault::Timeout) => {
             return Err(failed(format!(
-                "tool-info exceeded its time limit of {} ms",
-                limits.timeout_ms
+                "tool-info exceeded its time limit of {} ms (limits.tool_info_timeout_ms)",
+                limits.tool_info_timeout_ms
             )));
         }
         Err(Fault::MemoryLimit) => {
@@ -506,15 +527,16 @@ fn read_tools(
         Err(Fault::Trapped(m)) => return Err(failed(format!("tool-info trapped: {m}"))),
         Err(Fault::Host(m)) => return Err(failed(m)),
     };
-    parse_tools(name, &text, limits.output_bytes())
+    parse_tools(name, &text, limits)
 }
 
 /// Parses and checks the `tool-info` text of module `module`.
-fn parse_tools(module: &str, text: &str, max_bytes: usize) -> Result<Vec<ModuleTool>, LoadError> {
+fn parse_tools(module: &str, text: &str, limits: &Limits) -> Result<Vec<ModuleTool>, LoadError> {
     let invalid = |reason: String| LoadError::new(module, LoadErrorKind::InvalidToolInfo, reason);
+    let max_bytes = to_usize(limits.max_tool_info_bytes);
     if text.len() > max_bytes {
         return Err(invalid(format!(
-            "tool-info returned {} bytes, more than the limit of {max_bytes} bytes",
+            "tool-info returned {} bytes, more than the limit of {max_bytes} bytes (limits.max_tool_info_bytes)",
             text.len()
         )));
     }
@@ -526,10 +548,11 @@ fn parse_tools(module: &str, text: &str, max_bytes: usize) -> Result<Vec<ModuleT
             crate::error::json_type_name(&value)
         )));
     };
-    if schemas.len() > MAX_TOOLS_PER_MODULE {
+    if schemas.len() as u64 > limits.max_tools {
         return Err(invalid(format!(
-            "tool-info declares {} tools; the most accepted is {MAX_TOOLS_PER_MODULE}",
-            schemas.len()
+            "tool-info declares {} tools, more than the limit of {} (limits.max_tools)",
+            schemas.len(),
+            limits.max_tools
         )));
     }
     let mut seen = HashSet::new();
@@ -554,34 +577,54 @@ mod tests {
 
     #[test]
     fn headers_are_checked_before_compiling() {
-        let kind = |b: &[u8]| check_header("m", b).unwrap_err().reason;
+        let limits = Limits::default();
+        let kind = |b: &[u8]| check_header("m", b, &limits).unwrap_err().reason;
         assert!(kind(b"").contains("empty"));
         assert!(kind(b"(component)").contains("\\0asm"));
         assert!(kind(b"\0asm\x01\0\0\0").contains("core WebAssembly module"));
-        assert!(check_header("m", b"\0asm\x0d\0\x01\0").is_ok());
+        assert!(check_header("m", b"\0asm\x0d\0\x01\0", &limits).is_ok());
+        let tiny = Limits {
+            max_component_bytes: 4,
+            ..limits
+        };
+        let err = check_header("m", b"\0asm\x0d\0\x01\0", &tiny).unwrap_err();
+        assert_eq!(err.kind, LoadErrorKind::TooLarge);
     }
 
     #[test]
     fn tool_info_is_validated() {
+        let limits = Limits::default();
         let ok = parse_tools(
             "m",
             r#"[{"type":"function","function":{"name":"a_b"}}]"#,
-            1000,
+            &limits,
         )
         .unwrap();
         assert_eq!(ok[0].local, "a_b");
         assert_eq!(ok[0].info.name, "m_a_b");
-        let err = |t: &str| parse_tools("m", t, 1000).unwrap_err().reason;
+        let err = |t: &str| parse_tools("m", t, &limits).unwrap_err().reason;
         assert!(err("nope").contains("valid JSON"));
         assert!(err("{}").contains("got object"));
         assert!(err(r#"[{"type":"function","function":{"name":"a b"}}]"#).contains("tool #0"));
         let dup = r#"[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"a"}}]"#;
         assert!(err(dup).contains("declared twice"));
+        let small = Limits {
+            max_tool_info_bytes: 1,
+            max_tools: 1,
+            ..limits
+        };
+        let reason = |t: &str| parse_tools("m", t, &small).unwrap_err().reason;
+        assert!(reason("[]").contains("more than the limit of 1 bytes"));
+        let two = Limits {
+            max_tool_info_bytes: 1000,
+            ..small
+        };
+        let reason = parse_tools("m", r#"[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"b"}}]"#, &two)
+            .unwrap_err()
+            .reason;
         assert!(
-            parse_tools("m", "[]", 1)
-                .unwrap_err()
-                .reason
-                .contains("more than the limit")
+            reason.contains("declares 2 tools, more than the limit of 1"),
+            "{reason}"
         );
     }
 

@@ -1,38 +1,55 @@
-//! [`Runtime`]: the one wasmtime engine, linker and clock that every module shares.
+//! [`Runtime`]: the wasmtime engines, linkers and clock that every module shares.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use wasmtime::component::Linker;
 use wasmtime::{Cache, CacheConfig, Config, Engine};
 
 use crate::sandbox::CallState;
+use crate::{Limits, shadow};
 
-/// How often the engine's epoch advances; the resolution of time limits.
+/// How often the engines' epoch advances; the resolution of time limits.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Stack a host function called from wasm may use on top of the wasm stack.
+const HOST_STACK_BYTES: usize = 2 * 1024 * 1024;
 
 /// The shared machinery modules are compiled and run with.
 ///
-/// One `Runtime` holds one wasmtime [`Engine`] (compiled code is shared by
-/// every call), the [`Linker`] that provides WASI 0.2 to guests (each call
-/// decides what WASI actually grants), and a small background runtime that
-/// advances the engine's epoch and serves timers. It is cheap to clone; the
-/// background work stops when the last clone is dropped.
+/// A `Runtime` holds wasmtime [`Engine`]s (compiled code is shared by every
+/// call), the [`Linker`] that provides WASI 0.2 to guests (each call decides
+/// what WASI actually grants), and a small background runtime that advances
+/// the engines' epoch and serves timers and sockets. The wasm stack size is an
+/// engine setting, so there is one engine per distinct `max_stack_kib` in use,
+/// made when a module first asks for it. It is cheap to clone; the background
+/// work stops when the last clone is dropped.
 #[derive(Clone)]
 pub struct Runtime {
     inner: Arc<Inner>,
 }
 
 struct Inner {
-    engine: Engine,
-    linker: Linker<CallState>,
+    cache: Option<Cache>,
+    /// The engine for the default stack size (also in `backends`).
+    default: Backend,
+    /// Engines by wasm stack size; the ticker advances each one's epoch.
+    backends: Arc<Mutex<Vec<Backend>>>,
     handle: tokio::runtime::Handle,
     /// Owned here so that dropping the runtime stops the clock; `None` once dropped.
     tokio: Option<tokio::runtime::Runtime>,
 }
 
+/// An engine for one wasm stack size and its linker.
+#[derive(Clone)]
+pub(crate) struct Backend {
+    stack_bytes: usize,
+    pub(crate) engine: Engine,
+    pub(crate) linker: Arc<Linker<CallState>>,
+}
+
 impl Runtime {
-    /// Starts a runtime: an engine with fuel and epoch interruption enabled.
+    /// Starts a runtime: engines with fuel and epoch interruption enabled.
     pub fn new() -> anyhow::Result<Self> {
         Self::build(None)
     }
@@ -46,50 +63,63 @@ impl Runtime {
     }
 
     fn build(cache: Option<Cache>) -> anyhow::Result<Self> {
-        let mut config = Config::new();
-        config.consume_fuel(true);
-        config.epoch_interruption(true);
-        config.cache(cache);
-        let engine = Engine::new(&config).map_err(anyhow::Error::from)?;
-
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from)?;
-        refuse_symlinks(&mut linker)?;
-
         let tokio = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("toolhost-clock")
             .enable_time()
             .enable_io()
             .build()?;
-        let ticking = engine.clone();
+        let backends: Arc<Mutex<Vec<Backend>>> = Arc::default();
+        let ticking = Arc::downgrade(&backends);
         tokio.spawn(async move {
             let mut interval = tokio::time::interval(EPOCH_TICK);
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 interval.tick().await;
-                ticking.increment_epoch();
+                let Some(backends) = ticking.upgrade() else {
+                    return;
+                };
+                let backends = backends.lock().unwrap_or_else(PoisonError::into_inner);
+                for backend in backends.iter() {
+                    backend.engine.increment_epoch();
+                }
             }
         });
-
-        let inner = Inner {
-            engine,
-            linker,
-            handle: tokio.handle().clone(),
-            tokio: Some(tokio),
-        };
+        let default = new_backend(Limits::default().stack_bytes(), cache.clone())?;
+        backends
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(default.clone());
         Ok(Self {
-            inner: Arc::new(inner),
+            inner: Arc::new(Inner {
+                cache,
+                default,
+                backends,
+                handle: tokio.handle().clone(),
+                tokio: Some(tokio),
+            }),
         })
     }
 
-    /// The wasmtime engine.
+    /// The engine for modules with the default wasm stack size.
     pub fn engine(&self) -> &Engine {
-        &self.inner.engine
+        &self.inner.default.engine
     }
 
-    pub(crate) fn linker(&self) -> &Linker<CallState> {
-        &self.inner.linker
+    /// The engine and linker for modules under `limits` (made on first use).
+    pub(crate) fn backend(&self, limits: &Limits) -> anyhow::Result<Backend> {
+        let stack_bytes = limits.stack_bytes();
+        let mut backends = self
+            .inner
+            .backends
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = backends.iter().find(|b| b.stack_bytes == stack_bytes) {
+            return Ok(found.clone());
+        }
+        let backend = new_backend(stack_bytes, self.inner.cache.clone())?;
+        backends.push(backend.clone());
+        Ok(backend)
     }
 
     /// Runs `future` to completion on the calling thread.
@@ -114,31 +144,22 @@ impl Runtime {
     }
 }
 
-/// The `wasi:filesystem` version wasmtime-wasi provides (and guests' imports of
-/// any 0.2.x version resolve to).
-const WASI_FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
-
-/// Replaces `descriptor.symlink-at` with one that always answers
-/// `not-permitted`: a guest with a writable directory could otherwise leave a
-/// link on the host pointing outside its grant, for any host process that
-/// later follows it.
-fn refuse_symlinks(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
-    use wasmtime::component::Resource;
-    use wasmtime_wasi::p2::bindings::filesystem::types::{Descriptor, ErrorCode};
-
-    linker.allow_shadowing(true);
-    linker
-        .instance(WASI_FILESYSTEM_TYPES)
-        .map_err(anyhow::Error::from)?
-        .func_wrap(
-            "[method]descriptor.symlink-at",
-            |_store, (_dir, _target, _link): (Resource<Descriptor>, String, String)| {
-                Ok((Err::<(), ErrorCode>(ErrorCode::NotPermitted),))
-            },
-        )
-        .map_err(anyhow::Error::from)?;
-    linker.allow_shadowing(false);
-    Ok(())
+fn new_backend(stack_bytes: usize, cache: Option<Cache>) -> anyhow::Result<Backend> {
+    let mut config = Config::new();
+    config.consume_fuel(true);
+    config.epoch_interruption(true);
+    config.max_wasm_stack(stack_bytes);
+    config.async_stack_size(stack_bytes.saturating_add(HOST_STACK_BYTES));
+    config.cache(cache);
+    let engine = Engine::new(&config).map_err(anyhow::Error::from)?;
+    let mut linker = Linker::new(&engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from)?;
+    shadow::add_to_linker(&mut linker)?;
+    Ok(Backend {
+        stack_bytes,
+        engine,
+        linker: Arc::new(linker),
+    })
 }
 
 impl Drop for Inner {

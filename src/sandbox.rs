@@ -1,9 +1,10 @@
 //! One sandboxed call: a fresh store and instance under fuel, time and memory limits.
 //!
 //! Nothing survives a call: each gets a new [`Store`], a new instance, a WASI
-//! context that grants nothing (no directories, environment, network or
-//! stdin; stdout and stderr captured and bounded), and the module's
-//! [`Limits`]. Whatever the guest does ends in a [`Fault`] or a result.
+//! context that grants only the module's [`Grants`] (by default no
+//! directories, environment, network or stdin; stdout and stderr captured and
+//! bounded), and the module's [`Limits`]. Whatever the guest does ends in a
+//! [`Fault`] or a result.
 
 use std::time::Duration;
 
@@ -12,18 +13,10 @@ use wasmtime::{ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::capture::{Capture, Captured};
+use crate::limits::to_usize;
+use crate::network::NetworkPolicy;
 use crate::runtime::{EPOCH_TICK, Runtime};
 use crate::{DirMode, Grants, Limits, describe_error};
-
-/// How many bytes of each of stdout and stderr a call keeps.
-pub const CAPTURED_OUTPUT_BYTES: usize = 64 * 1024;
-
-/// Core instances, tables and memories one call may create (a component is
-/// several core instances), and the most elements of one table.
-const MAX_INSTANCES: usize = 1000;
-const MAX_TABLES: usize = 1000;
-const MAX_MEMORIES: usize = 100;
-const MAX_TABLE_ELEMENTS: usize = 1_000_000;
 
 /// Caps on what a guest can make the host allocate through WASI, set
 /// explicitly rather than left at wasmtime's defaults:
@@ -41,6 +34,20 @@ pub struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
     limiter: MemoryLimiter,
+    network: NetworkPolicy,
+    symlinks: bool,
+}
+
+impl CallState {
+    /// Whether the module was granted `symlinks = true`.
+    pub(crate) fn symlinks_allowed(&self) -> bool {
+        self.symlinks
+    }
+
+    /// Whether the guest may look up host name `name`.
+    pub(crate) fn may_look_up(&self, name: &str) -> bool {
+        self.network.may_look_up(name)
+    }
 }
 
 impl WasiView for CallState {
@@ -128,21 +135,37 @@ pub(crate) struct CallReport {
     pub stderr: Captured,
 }
 
+/// What a call may reach: the module's grants, ready to use.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Access {
+    pub grants: Grants,
+    pub network: NetworkPolicy,
+}
+
+impl Access {
+    /// The access `grants` give (already resolved).
+    pub(crate) fn new(grants: Grants) -> Self {
+        let network = NetworkPolicy::new(&grants.network);
+        Self { grants, network }
+    }
+}
+
 /// Runs `request` in a fresh instance of `pre` under `limits`.
 pub(crate) fn run(
     runtime: &Runtime,
     pre: &InstancePre<CallState>,
     limits: &Limits,
-    grants: &Grants,
+    access: &Access,
     request: Request<'_>,
 ) -> CallReport {
-    let stdout = Capture::new(CAPTURED_OUTPUT_BYTES);
-    let stderr = Capture::new(CAPTURED_OUTPUT_BYTES);
+    let captured = to_usize(limits.max_captured_bytes);
+    let stdout = Capture::new(captured);
+    let stderr = Capture::new(captured);
     let outputs = Outputs {
         stdout: &stdout,
         stderr: &stderr,
     };
-    let result = run_in_store(runtime, pre, limits, grants, request, outputs);
+    let result = run_in_store(runtime, pre, limits, access, request, outputs);
     let stderr = stderr.contents();
     let result = result.map_err(|fault| match fault {
         Fault::Trapped(message) => explain_trap(message, &stderr.text()),
@@ -166,11 +189,11 @@ fn run_in_store(
     runtime: &Runtime,
     pre: &InstancePre<CallState>,
     limits: &Limits,
-    grants: &Grants,
+    access: &Access,
     request: Request<'_>,
     outputs: Outputs<'_>,
 ) -> Result<Result<String, String>, Fault> {
-    let mut store = new_store(runtime, limits, grants, outputs)?;
+    let mut store = new_store(pre, limits, access, outputs)?;
     let timeout = Duration::from_millis(limits.timeout_ms);
     let outcome = runtime.block_on(async {
         // The epoch deadline traps guest code that spins; this timeout also
@@ -184,16 +207,15 @@ fn run_in_store(
     }
 }
 
-/// The WASI context of one call: what `grants` allow, and nothing else.
-fn wasi_context(grants: &Grants, outputs: Outputs<'_>) -> Result<WasiCtx, Fault> {
+/// The WASI context of one call: what the grants allow, and nothing else.
+fn wasi_context(access: &Access, outputs: Outputs<'_>) -> Result<WasiCtx, Fault> {
+    let grants = &access.grants;
     let mut builder = WasiCtxBuilder::new();
     builder
         .stdout(outputs.stdout.clone())
         .stderr(outputs.stderr.clone())
-        .allow_tcp(false)
-        .allow_udp(false)
-        .allow_ip_name_lookup(false)
         .max_random_size(MAX_RANDOM_BYTES);
+    access.network.configure(&mut builder);
     for (key, value) in &grants.env {
         builder.env(key, value);
     }
@@ -216,19 +238,19 @@ fn wasi_context(grants: &Grants, outputs: Outputs<'_>) -> Result<WasiCtx, Fault>
 }
 
 fn new_store(
-    runtime: &Runtime,
+    pre: &InstancePre<CallState>,
     limits: &Limits,
-    grants: &Grants,
+    access: &Access,
     outputs: Outputs<'_>,
 ) -> Result<Store<CallState>, Fault> {
-    let wasi = wasi_context(grants, outputs)?;
+    let wasi = wasi_context(access, outputs)?;
     let mut table = ResourceTable::new();
     table.set_max_capacity(MAX_WASI_RESOURCES);
     let counts = StoreLimitsBuilder::new()
-        .instances(MAX_INSTANCES)
-        .tables(MAX_TABLES)
-        .memories(MAX_MEMORIES)
-        .table_elements(MAX_TABLE_ELEMENTS)
+        .instances(to_usize(limits.max_instances))
+        .tables(to_usize(limits.max_tables))
+        .memories(to_usize(limits.max_memories))
+        .table_elements(to_usize(limits.max_table_elements))
         .build();
     let state = CallState {
         wasi,
@@ -239,8 +261,10 @@ fn new_store(
             used: 0,
             exceeded: false,
         },
+        network: access.network.clone(),
+        symlinks: access.grants.symlinks,
     };
-    let mut store = Store::new(runtime.engine(), state);
+    let mut store = Store::new(pre.engine(), state);
     store.limiter(|state| &mut state.limiter);
     store.set_hostcall_fuel(HOSTCALL_FUEL_BYTES);
     store.set_max_component_handles(MAX_COMPONENT_HANDLES);

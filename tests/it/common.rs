@@ -110,6 +110,7 @@ pub fn tight_limits() -> Limits {
         timeout_ms: 2_000,
         memory_mib: 32,
         max_output_bytes: 64 * 1024,
+        ..Limits::default()
     }
 }
 

@@ -127,6 +127,57 @@ fn no_way_out_of_a_granted_directory() {
 }
 
 #[test]
+fn symlinks_only_when_granted_and_only_inside() {
+    let root = tree();
+    let grants = Grants {
+        symlinks: true,
+        ..dir(DirMode::Rw)
+    };
+    let m = granted(grants, root.path());
+    assert_eq!(
+        call(
+            &m,
+            "h_symlink",
+            json!({"target": "hello.txt", "link": "alias"})
+        ),
+        "linked"
+    );
+    assert_eq!(
+        std::fs::read_link(root.path().join("data/alias")).unwrap(),
+        Path::new("hello.txt")
+    );
+    assert_eq!(
+        call(&m, "h_read_file", json!({"text": "/data/alias"})),
+        "hi"
+    );
+    // Targets that leave the directory are refused even with the grant.
+    for target in [
+        "/etc/passwd",
+        "../secret.txt",
+        "sub/../../secret.txt",
+        "alias/..",
+    ] {
+        let out = call(&m, "h_symlink", json!({"target": target, "link": "evil"}));
+        assert_eq!(
+            out, "Error: tool 'h_symlink' failed: not-permitted",
+            "{target}"
+        );
+        assert!(std::fs::symlink_metadata(root.path().join("data/evil")).is_err());
+    }
+    // `symlinks = true` means nothing without a writable directory.
+    let err = Grants {
+        symlinks: true,
+        ..dir(DirMode::Ro)
+    }
+    .resolve(root.path())
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "grants.symlinks = true needs a directory granted with mode = \"rw\""
+    );
+}
+
+#[test]
 fn environment_only_as_granted() {
     // SAFETY: this variable is set only here, before the grants read it.
     unsafe { std::env::set_var("TOOLHOST_TEST_API_KEY", "k-123") };

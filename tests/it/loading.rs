@@ -6,8 +6,8 @@ use crate::common::{guest, load_guest, runtime};
 
 fn load_error(package: &str) -> toolhost::LoadError {
     let limits = Limits {
-        timeout_ms: 1_000,
-        fuel: 500_000_000,
+        tool_info_timeout_ms: 1_000,
+        tool_info_fuel: 500_000_000,
         ..Limits::default()
     };
     load_guest(package, "bad", limits).expect_err("must not load")
@@ -28,8 +28,9 @@ fn tool_info_that_spins() {
     let e = load_error("guest-info-spin");
     assert_eq!(e.kind, LoadErrorKind::ToolInfoFailed);
     assert!(
-        e.reason == "tool-info ran out of fuel (limit 500000000)"
-            || e.reason == "tool-info exceeded its time limit of 1000 ms",
+        e.reason == "tool-info ran out of fuel (limit 500000000, limits.tool_info_fuel)"
+            || e.reason
+                == "tool-info exceeded its time limit of 1000 ms (limits.tool_info_timeout_ms)",
         "{e}"
     );
 }
@@ -54,7 +55,7 @@ fn tool_info_with_bad_json_or_names() {
     let e = load_error("guest-info-many");
     assert_eq!(
         e.reason,
-        "tool-info declares 5000 tools; the most accepted is 1024"
+        "tool-info declares 5000 tools, more than the limit of 1024 (limits.max_tools)"
     );
 }
 

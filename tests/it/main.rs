@@ -8,4 +8,5 @@ mod example_tools;
 mod grants;
 mod loading;
 mod manager;
+mod network;
 mod sandbox;

@@ -195,14 +195,14 @@ fn fuel_covers_instantiation_too() {
         "guest-hostile",
         "poor",
         Limits {
-            fuel: 1_000,
+            tool_info_fuel: 1_000,
             ..Limits::default()
         },
     );
     let err = poor.unwrap_err();
     assert!(
         err.to_string()
-            .contains("tool-info ran out of fuel (limit 1000)"),
+            .contains("tool-info ran out of fuel (limit 1000, limits.tool_info_fuel)"),
         "{err}"
     );
     assert!(
@@ -212,6 +212,26 @@ fn fuel_covers_instantiation_too() {
                 &serde_json::from_value(json!({"a": 1, "b": 2})).unwrap()
             )
             .is_ok()
+    );
+    // Call fuel and tool-info fuel are separate limits.
+    let starved = load_guest(
+        "guest-hostile",
+        "starved",
+        Limits {
+            fuel: 1_000,
+            ..Limits::default()
+        },
+    )
+    .expect("tool-info has its own fuel");
+    let err = starved
+        .call(
+            "starved_add",
+            &serde_json::from_value(json!({"a": 1, "b": 2})).unwrap(),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Error: tool 'starved_add' ran out of fuel (limit 1000)."
     );
 }
 

@@ -196,6 +196,59 @@ fn hard_link(args: LinkArgs) -> Result<String, String> {
     Ok("linked".into())
 }
 
+/// Where to connect and what to send.
+#[derive(Deserialize, JsonSchema)]
+struct ConnectArgs {
+    address: String,
+    message: String,
+}
+
+/// Connects over TCP, sends `message` and a newline, and returns the reply.
+///
+/// Checks `peer_addr` after connecting: on wasip2, std can report success for
+/// a connection that was refused.
+fn connect(args: ConnectArgs) -> Result<String, String> {
+    use std::io::{Read, Write};
+    let mut stream =
+        std::net::TcpStream::connect(&args.address).map_err(|e| format!("connect: {e}"))?;
+    let peer = stream.peer_addr().map_err(|e| format!("peer_addr: {e}"))?;
+    stream
+        .write_all(format!("{}\n", args.message).as_bytes())
+        .map_err(|e| format!("write: {e}"))?;
+    let mut reply = String::new();
+    stream
+        .read_to_string(&mut reply)
+        .map_err(|e| format!("read: {e}"))?;
+    Ok(format!("connected to {peer}; reply: {}", reply.trim_end()))
+}
+
+/// Looks up a host name.
+fn lookup(args: Text) -> Result<String, String> {
+    use std::net::ToSocketAddrs;
+    let found = (args.text.as_str(), 80)
+        .to_socket_addrs()
+        .map_err(|e| format!("lookup: {e}"))?;
+    Ok(format!("{} addresses", found.count()))
+}
+
+/// Tries to accept connections on an ephemeral port.
+fn listen(_: NoArgs) -> Result<String, String> {
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").map_err(|e| format!("bind: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("local_addr: {e}"))?;
+    Ok(format!("listening on {addr}"))
+}
+
+/// Tries to send one UDP datagram to `text` (an address).
+fn udp(args: Text) -> Result<String, String> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").map_err(|e| format!("bind: {e}"))?;
+    socket
+        .send_to(b"hello", &args.text)
+        .map_err(|e| format!("send: {e}"))?;
+    Ok("sent".into())
+}
+
 fn toolbox() -> Toolbox {
     Toolbox::new()
         .tool("echo", echo)
@@ -220,6 +273,10 @@ fn toolbox() -> Toolbox {
         .tool("symlink", symlink)
         .tool("hard_link", hard_link)
         .tool("big_write", big_write)
+        .tool("connect", connect)
+        .tool("lookup", lookup)
+        .tool("listen", listen)
+        .tool("udp", udp)
 }
 
 toolhost_guest::export_toolbox!(toolbox);
