@@ -22,6 +22,8 @@ pub enum ToolErrorKind {
     Timeout,
     /// The tool tried to grow its memory past the limit.
     MemoryLimit,
+    /// The tool exceeded another limit: instances, tables, memories or table elements.
+    ResourceLimit,
     /// The tool panicked (a Rust guest's panic, reported from its stderr).
     Panicked,
     /// The tool trapped for another reason (unreachable, stack overflow, ...).

@@ -214,6 +214,20 @@ impl WasmModule {
                     limits.memory_mib
                 ),
             ),
+            Fault::OutputTooLarge(bytes) => (
+                ToolErrorKind::OutputTooLarge,
+                format!(
+                    "tool '{tool}' returned {bytes} bytes, more than its output limit of {} bytes.",
+                    limits.max_output_bytes
+                ),
+            ),
+            Fault::ResourceLimit(key) => (
+                ToolErrorKind::ResourceLimit,
+                format!(
+                    "tool '{tool}' exceeded its limit {key} = {}.",
+                    limit_value(limits, key)
+                ),
+            ),
             Fault::Panicked(message) => (
                 ToolErrorKind::Panicked,
                 format!("tool '{tool}' panicked: {message}"),
@@ -228,21 +242,6 @@ impl WasmModule {
             ),
         };
         ToolError::new(kind, message)
-    }
-
-    fn answer(&self, tool: &str, answer: Result<String, String>) -> Result<String, ToolError> {
-        let limit = self.inner.limits.output_bytes();
-        match answer {
-            Ok(text) if text.len() > limit => Err(ToolError::new(
-                ToolErrorKind::OutputTooLarge,
-                format!(
-                    "tool '{tool}' returned {} bytes, more than its output limit of {limit} bytes.",
-                    text.len()
-                ),
-            )),
-            Ok(text) => Ok(text),
-            Err(text) => Err(ToolError::failed(tool, &truncate(&text, limit))),
-        }
     }
 }
 
@@ -289,7 +288,8 @@ impl Tool for WasmModule {
         );
         log_report(&self.inner.name, name, &report, started.elapsed());
         match report.result {
-            Ok(answer) => self.answer(name, answer),
+            Ok(Ok(text)) => Ok(text),
+            Ok(Err(text)) => Err(ToolError::failed(name, &text)),
             Err(fault) => Err(self.fault_error(name, fault)),
         }
     }
@@ -339,15 +339,13 @@ fn log_report(module: &str, tool: &str, report: &CallReport, elapsed: Duration) 
     }
 }
 
-fn truncate(text: &str, limit: usize) -> String {
-    if text.len() <= limit {
-        return text.to_string();
-    }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes in all)", &text[..end], text.len())
+/// The value of the limit with config key `key`.
+fn limit_value(limits: &Limits, key: &str) -> u64 {
+    limits
+        .values()
+        .into_iter()
+        .find(|(k, _)| *k == key)
+        .map_or(0, |(_, v)| v)
 }
 
 /// Why a component did not compile, with what to do where that is known.
@@ -523,6 +521,22 @@ fn read_tools(
                 limits.memory_mib
             )));
         }
+        Err(Fault::OutputTooLarge(bytes)) => {
+            return Err(LoadError::new(
+                name,
+                LoadErrorKind::InvalidToolInfo,
+                format!(
+                    "tool-info returned {bytes} bytes, more than the limit of {} bytes (limits.max_tool_info_bytes)",
+                    limits.max_tool_info_bytes
+                ),
+            ));
+        }
+        Err(Fault::ResourceLimit(key)) => {
+            return Err(failed(format!(
+                "tool-info exceeded the limit {key} = {}",
+                limit_value(limits, key)
+            )));
+        }
         Err(Fault::Panicked(m)) => return Err(failed(format!("tool-info panicked: {m}"))),
         Err(Fault::Trapped(m)) => return Err(failed(format!("tool-info trapped: {m}"))),
         Err(Fault::Host(m)) => return Err(failed(m)),
@@ -626,11 +640,5 @@ mod tests {
             reason.contains("declares 2 tools, more than the limit of 1"),
             "{reason}"
         );
-    }
-
-    #[test]
-    fn long_errors_are_cut_at_a_char_boundary() {
-        assert_eq!(truncate("héllo", 2), "h... (6 bytes in all)");
-        assert_eq!(truncate("abc", 5), "abc");
     }
 }

@@ -20,8 +20,8 @@ use crate::{DirMode, Grants, Limits, describe_error};
 
 /// Caps on what a guest can make the host allocate through WASI, set
 /// explicitly rather than left at wasmtime's defaults:
-/// bytes copied from guest to host in one host call (wasmtime: 128 MiB),
-const HOSTCALL_FUEL_BYTES: usize = 1024 * 1024;
+/// bytes copied from guest to host in one host call (wasmtime: 128 MiB) are
+/// capped by [`hostcall_fuel`]; and
 /// component-model handles in one call (wasmtime: 100,000),
 const MAX_COMPONENT_HANDLES: usize = 10_000;
 /// WASI resources (streams, files, pollables) alive at once (wasmtime: 1,000,000),
@@ -120,6 +120,10 @@ pub(crate) enum Fault {
     OutOfFuel,
     Timeout,
     MemoryLimit,
+    /// The answer has this many bytes, more than the limit; it was not copied.
+    OutputTooLarge(usize),
+    /// Another limit, by its config key (`max_instances`, `max_tables`, ...).
+    ResourceLimit(&'static str),
     Panicked(String),
     Trapped(String),
     /// The host could not set up or run the call.
@@ -195,14 +199,19 @@ fn run_in_store(
 ) -> Result<Result<String, String>, Fault> {
     let mut store = new_store(pre, limits, access, outputs)?;
     let timeout = Duration::from_millis(limits.timeout_ms);
+    let max_bytes = to_usize(match request {
+        Request::ToolInfo => limits.max_tool_info_bytes,
+        Request::Call { .. } => limits.max_output_bytes,
+    });
     let outcome = runtime.block_on(async {
         // The epoch deadline traps guest code that spins; this timeout also
         // ends a call that is blocked in a host function (a long sleep).
-        tokio::time::timeout(timeout + EPOCH_TICK, invoke(&mut store, pre, request)).await
+        let call = invoke(&mut store, pre, request, max_bytes);
+        tokio::time::timeout(timeout + EPOCH_TICK, call).await
     });
     match outcome {
         Err(_elapsed) => Err(Fault::Timeout),
-        Ok(Ok(answer)) => Ok(answer),
+        Ok(Ok(answer)) => answer,
         Ok(Err(error)) => Err(classify(&error, store.data().limiter.exceeded)),
     }
 }
@@ -266,7 +275,7 @@ fn new_store(
     };
     let mut store = Store::new(pre.engine(), state);
     store.limiter(|state| &mut state.limiter);
-    store.set_hostcall_fuel(HOSTCALL_FUEL_BYTES);
+    store.set_hostcall_fuel(hostcall_fuel(limits));
     store.set_max_component_handles(MAX_COMPONENT_HANDLES);
     store
         .set_fuel(limits.fuel)
@@ -280,25 +289,61 @@ fn new_store(
     Ok(store)
 }
 
+/// The most bytes the guest may make the host copy in one host call, or in
+/// lifting its answer: its memory limit, as no string or list it passes can
+/// be bigger than its memory. A call can so make the host hold at most its
+/// memory limit again, briefly (an oversized answer is copied, measured and
+/// dropped; one large `write` to stdout is copied and cut to the capture).
+fn hostcall_fuel(limits: &Limits) -> usize {
+    limits.memory_bytes().max(1024 * 1024)
+}
+
+/// A call's answer: the guest's `ok` or `err` text, or why there is none.
+type Outcome = Result<Result<String, String>, Fault>;
+
 async fn invoke(
     store: &mut Store<CallState>,
     pre: &InstancePre<CallState>,
     request: Request<'_>,
-) -> wasmtime::Result<Result<String, String>> {
+    max_bytes: usize,
+) -> wasmtime::Result<Outcome> {
     let instance = pre.instantiate_async(&mut *store).await?;
     match request {
         Request::ToolInfo => {
             let func = instance.get_typed_func::<(), (String,)>(&mut *store, "tool-info")?;
             let (info,) = func.call_async(&mut *store, ()).await?;
-            Ok(Ok(info))
+            Ok(check_size(info, max_bytes).map(Ok))
         }
         Request::Call { name, arguments } => {
             let func = instance
                 .get_typed_func::<(&str, &str), (Result<String, String>,)>(&mut *store, "call")?;
             let (answer,) = func.call_async(&mut *store, (name, arguments)).await?;
-            Ok(answer)
+            Ok(match answer {
+                Ok(text) => check_size(text, max_bytes).map(Ok),
+                Err(text) => Ok(Err(truncate(&text, max_bytes))),
+            })
         }
     }
+}
+
+/// The answer, or its size if it is larger than `max_bytes`.
+fn check_size(text: String, max_bytes: usize) -> Result<String, Fault> {
+    if text.len() > max_bytes {
+        return Err(Fault::OutputTooLarge(text.len()));
+    }
+    Ok(text)
+}
+
+/// `text`, cut at a char boundary to at most `limit` bytes, with its full size.
+fn truncate(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_string();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes in all)", &text[..end], text.len())
 }
 
 /// Names the cause of a failed call from the error and the limiter's record.
@@ -319,8 +364,31 @@ fn classify(error: &wasmtime::Error, memory_exceeded: bool) -> Fault {
                     .to_string(),
             )
         }
-        None => Fault::Trapped(describe_error(error)),
+        None => {
+            let text = describe_error(error);
+            match resource_limit(&text) {
+                Some(key) => Fault::ResourceLimit(key),
+                None => Fault::Trapped(text),
+            }
+        }
     }
+}
+
+/// The limit named by one of wasmtime's instantiation errors, if it is one.
+///
+/// wasmtime reports these as plain errors (not traps), so their text is the
+/// only way to tell them apart; anything unrecognised stays a trap message.
+fn resource_limit(text: &str) -> Option<&'static str> {
+    const KNOWN: [(&str, &str); 4] = [
+        ("instance count too high", "max_instances"),
+        ("table count too high", "max_tables"),
+        ("memory count too high", "max_memories"),
+        ("exceeds table limits", "max_table_elements"),
+    ];
+    KNOWN
+        .iter()
+        .find(|(needle, _)| text.contains(needle))
+        .map(|(_, key)| *key)
 }
 
 /// Turns an `unreachable`-style trap into what the guest said on stderr: a
@@ -370,6 +438,12 @@ pub(crate) fn panic_message(stderr: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_errors_are_cut_at_a_char_boundary() {
+        assert_eq!(truncate("héllo", 2), "h... (6 bytes in all)");
+        assert_eq!(truncate("abc", 5), "abc");
+    }
 
     #[test]
     fn panic_messages_are_extracted() {

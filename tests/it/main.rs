@@ -6,6 +6,7 @@ mod concurrency;
 mod controller;
 mod example_tools;
 mod grants;
+mod limits;
 mod loading;
 mod manager;
 mod network;

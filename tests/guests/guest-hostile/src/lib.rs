@@ -111,6 +111,24 @@ fn recurse_forever(depth: u64) -> u64 {
     std::hint::black_box(recurse_forever(depth + 1)) ^ depth
 }
 
+/// How deep to recurse.
+#[derive(Deserialize, JsonSchema)]
+struct Depth {
+    depth: u64,
+}
+
+/// Recursion to a given depth, on the wasm stack only.
+fn recurse_bounded(depth: u64) -> u64 {
+    if std::hint::black_box(depth) == 0 {
+        return 1;
+    }
+    std::hint::black_box(recurse_bounded(depth - 1)).wrapping_add(depth)
+}
+
+fn recurse_to(args: Depth) -> Result<String, String> {
+    Ok(format!("returned {}", recurse_bounded(args.depth)))
+}
+
 fn recurse(_: NoArgs) -> Result<String, String> {
     Ok(recurse_forever(0).to_string())
 }
@@ -262,6 +280,7 @@ fn toolbox() -> Toolbox {
         .tool("panic", panic)
         .tool("trap", trap)
         .tool("recurse", recurse)
+        .tool("recurse_to", recurse_to)
         .tool("big_output", big_output)
         .tool("fail", fail)
         .tool("stderr_flood", stderr_flood)
