@@ -158,11 +158,7 @@ impl LoadedConfig {
 
     /// Loads every module and returns them with their limits applied.
     pub fn load_modules(&self, runtime: &Runtime) -> Result<Vec<WasmModule>, ConfigError> {
-        let base = self
-            .path
-            .as_deref()
-            .and_then(Path::parent)
-            .unwrap_or(Path::new(""));
+        let base = self.base_dir();
         self.module_entries()
             .iter()
             .map(|entry| {
@@ -178,8 +174,21 @@ impl LoadedConfig {
 
     /// A manager with every module registered and the config's controller.
     pub fn build_manager(&self, runtime: &Runtime) -> Result<ToolManager, ConfigError> {
+        self.manager_for(self.load_modules(runtime)?)
+    }
+
+    /// The directory relative paths in this config are taken from.
+    pub fn base_dir(&self) -> &Path {
+        self.path
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new(""))
+    }
+
+    /// A manager with `modules` registered and the config's controller.
+    pub fn manager_for(&self, modules: Vec<WasmModule>) -> Result<ToolManager, ConfigError> {
         let mut manager = ToolManager::new().with_controller(self.config.controller.clone());
-        for module in self.load_modules(runtime)? {
+        for module in modules {
             manager
                 .register(module)
                 .map_err(|error| ConfigError::Register {
@@ -246,6 +255,15 @@ impl Config {
 }
 
 impl ModuleEntry {
+    /// Where the component comes from: its path or `bundled NAME`.
+    pub fn source(&self) -> String {
+        match (&self.path, &self.bundled) {
+            (Some(path), _) => path.display().to_string(),
+            (None, Some(bundled)) => format!("bundled {bundled}"),
+            (None, None) => "?".to_string(),
+        }
+    }
+
     /// The module's name: `name`, else the bundled name or the file stem.
     pub fn module_name(&self) -> Result<String, String> {
         match (&self.name, &self.path, &self.bundled) {

@@ -6,10 +6,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use toolhost::config::LoadedConfig;
-use toolhost::{Limits, Runtime, Tool, ToolManager, WasmModule};
+use toolhost::config::{LoadedConfig, ModuleEntry};
+use toolhost::{Limits, Runtime, Tool, ToolManager, WasmModule, bundled_module};
 
 use super::EXIT_TOOL_ERROR;
+use super::describe::{grant_lines, grants_json, limit_lines, limits_json};
 
 /// The most bytes `dispatch` reads from stdin.
 const MAX_STDIN_BYTES: u64 = 64 * 1024 * 1024;
@@ -38,16 +39,23 @@ impl Setup<'_> {
 }
 
 fn manager(setup: &Setup<'_>) -> anyhow::Result<ToolManager> {
+    Ok(serve(setup)?.0)
+}
+
+/// The config's modules (with their entries) and a manager serving them.
+fn serve(setup: &Setup<'_>) -> anyhow::Result<(ToolManager, Vec<(ModuleEntry, WasmModule)>)> {
     let loaded = LoadedConfig::discover(setup.config)?;
     let runtime = setup.runtime()?;
-    let manager = loaded.build_manager(&runtime)?;
+    let modules = loaded.load_modules(&runtime)?;
+    let manager = loaded.manager_for(modules.clone())?;
+    let modules = loaded.module_entries().into_iter().zip(modules).collect();
     for pattern in setup.activate {
         manager.activate_tool(pattern).context("--activate")?;
     }
     for pattern in setup.deactivate {
         manager.deactivate_tool(pattern).context("--deactivate")?;
     }
-    Ok(manager)
+    Ok((manager, modules))
 }
 
 fn print(text: &str) -> anyhow::Result<()> {
@@ -65,8 +73,8 @@ fn exit_for(failed: bool) -> ExitCode {
     }
 }
 
-pub fn list(setup: &Setup<'_>, as_json: bool) -> anyhow::Result<ExitCode> {
-    let manager = manager(setup)?;
+pub fn list(setup: &Setup<'_>, as_json: bool, verbose: bool) -> anyhow::Result<ExitCode> {
+    let (manager, modules) = serve(setup)?;
     if as_json {
         let rows: Vec<Value> = manager
             .registered()
@@ -78,7 +86,23 @@ pub fn list(setup: &Setup<'_>, as_json: bool) -> anyhow::Result<ExitCode> {
                 })
             })
             .collect();
-        print(&serde_json::to_string_pretty(&rows)?)?;
+        let output = if verbose {
+            let modules: Vec<Value> = modules
+                .iter()
+                .map(|(entry, module)| {
+                    json!({
+                        "name": module.name(),
+                        "source": entry.source(),
+                        "grants": grants_json(module.grants()),
+                        "limits": limits_json(module.limits()),
+                    })
+                })
+                .collect();
+            json!({"tools": rows, "modules": modules})
+        } else {
+            Value::Array(rows)
+        };
+        print(&serde_json::to_string_pretty(&output)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let width = manager
@@ -97,7 +121,26 @@ pub fn list(setup: &Setup<'_>, as_json: bool) -> anyhow::Result<ExitCode> {
         let summary = tool.info.description.lines().next().unwrap_or("");
         print(&format!("{:width$}  {status:8}  {summary}", tool.info.name))?;
     }
+    if verbose {
+        for (entry, module) in &modules {
+            print("")?;
+            print(&format!("module {} ({})", module.name(), entry.source()))?;
+            print_section("granted", &grant_lines(module.grants()))?;
+            print_section(
+                "limits (* = not the default)",
+                &limit_lines(module.limits()),
+            )?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_section(title: &str, lines: &[String]) -> anyhow::Result<()> {
+    print(&format!("  {title}:"))?;
+    for line in lines {
+        print(&format!("    {line}"))?;
+    }
+    Ok(())
 }
 
 pub fn schemas(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
@@ -152,13 +195,9 @@ pub fn dispatch(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
 }
 
 pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {
-    let limits = match setup.config {
-        Some(path) => toolhost::config::Config::from_file(path)?.limits,
-        None => Limits::default(),
-    };
     // Always compile here: the compile time is part of what inspect reports.
     let runtime = Runtime::new().context("cannot start the WebAssembly runtime")?;
-    let module = WasmModule::from_file(&runtime, file, None, limits)?;
+    let (module, note) = inspected_module(setup, &runtime, file)?;
     print(&format!("module:       {}", module.name()))?;
     print(&format!("file:         {}", file.display()))?;
     print(&format!("size:         {} bytes", module.size()))?;
@@ -173,6 +212,19 @@ pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {
     for import in module.imports() {
         print(&format!("  {import}"))?;
     }
+    print("granted:")?;
+    match note {
+        Some(note) => print(&format!("  nothing: {note}"))?,
+        None => {
+            for line in grant_lines(module.grants()) {
+                print(&format!("  {line}"))?;
+            }
+        }
+    }
+    print("limits (* = not the default):")?;
+    for line in limit_lines(module.limits()) {
+        print(&format!("  {line}"))?;
+    }
     print("tools:")?;
     for info in module.infos() {
         let local = module.local_name(&info.name).unwrap_or(&info.name);
@@ -183,4 +235,61 @@ pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {
         print(&format!("    parameters: {}", info.parameters))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Loads what `inspect` shows: with `--config`, the config's module for
+/// `file` (by path or name) with its grants and limits; otherwise the file
+/// (or a bundled module) with default limits and nothing granted, and a note
+/// saying why nothing is granted.
+fn inspected_module(
+    setup: &Setup<'_>,
+    runtime: &Runtime,
+    file: &Path,
+) -> anyhow::Result<(WasmModule, Option<String>)> {
+    let loaded = match setup.config {
+        Some(path) => LoadedConfig::discover(Some(path))?,
+        None => LoadedConfig::default(),
+    };
+    let base = loaded.base_dir();
+    if let Some(entry) = config_entry(&loaded, file) {
+        let module = entry.load(runtime, base, loaded.config.limits)?;
+        return Ok((module, None));
+    }
+    let limits: Limits = loaded.config.limits;
+    let note = match setup.config {
+        Some(config) => format!("it is not a module of {}", config.display()),
+        None => "give --config FILE to see what a config grants it".to_string(),
+    };
+    if file.exists() {
+        return Ok((
+            WasmModule::from_file(runtime, file, None, limits)?,
+            Some(note),
+        ));
+    }
+    let name = file.to_string_lossy();
+    if let Some(bytes) = bundled_module(&name) {
+        return Ok((
+            WasmModule::from_bytes(runtime, &name, bytes, limits)?,
+            Some(note),
+        ));
+    }
+    bail!(
+        "{} is neither a file nor a module of the config (or a bundled module)",
+        file.display()
+    )
+}
+
+/// The config's entry for `file`: the same file, or a module of that name.
+fn config_entry(loaded: &LoadedConfig, file: &Path) -> Option<ModuleEntry> {
+    let wanted = file.canonicalize().ok();
+    let base = loaded.base_dir();
+    loaded.module_entries().into_iter().find(|entry| {
+        let same_file = match (&entry.path, &wanted) {
+            (Some(path), Some(wanted)) => {
+                base.join(path).canonicalize().ok().as_ref() == Some(wanted)
+            }
+            _ => false,
+        };
+        same_file || entry.module_name().ok().as_deref() == file.to_str()
+    })
 }

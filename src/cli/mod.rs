@@ -1,6 +1,7 @@
 //! The command line: arguments (clap) and one function per subcommand.
 
 mod commands;
+mod describe;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,6 +49,9 @@ pub enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also show each module's grants and limits (never environment values).
+        #[arg(long, short = 'v')]
+        verbose: bool,
     },
     /// Print the JSON array of active tool schemas (what an application sends to a model).
     Schemas,
@@ -61,9 +65,11 @@ pub enum Command {
     /// Read an OpenAI tool call, an assistant message with tool_calls, or an
     /// array of tool calls from stdin; print the tool message(s) as JSON.
     Dispatch,
-    /// Show a component's tools, WASI imports, size and compile time.
+    /// Show a component's tools, WASI imports, size and compile time; with
+    /// --config, also what the config grants it and its limits.
     Inspect {
-        /// The component file.
+        /// The component file, or the name of a module in the config (or a
+        /// bundled module).
         file: PathBuf,
     },
 }
@@ -77,7 +83,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         compile_cache: !cli.no_cache,
     };
     match &cli.command {
-        Command::List { json } => commands::list(&setup, *json),
+        Command::List { json, verbose } => commands::list(&setup, *json, *verbose),
         Command::Schemas => commands::schemas(&setup),
         Command::Call { name, arguments } => commands::call(&setup, name, arguments.as_deref()),
         Command::Dispatch => commands::dispatch(&setup),

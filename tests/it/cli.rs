@@ -228,3 +228,124 @@ fn inspect_shows_tools_imports_and_size() {
         stderr(&out)
     );
 }
+
+/// A config granting the hostile guest a directory, environment and network.
+fn granting_config() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::copy(guest("guest-hostile"), dir.path().join("h.wasm")).unwrap();
+    let config = r#"
+[[modules]]
+name = "h"
+path = "h.wasm"
+limits = { memory_mib = 16 }
+[modules.grants]
+dirs = [{ host = "data", guest = "/data", mode = "rw" }]
+env = { UNITS = "metric-secret-value" }
+network = { allow = ["127.0.0.1:8080"] }
+
+[[modules]]
+bundled = "calc"
+"#;
+    std::fs::write(dir.path().join("toolhost.toml"), config).unwrap();
+    dir
+}
+
+#[test]
+fn list_verbose_shows_grants_and_limits_but_no_env_values() {
+    let dir = granting_config();
+    let out = toolhost(dir.path(), &["list", "--verbose"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let data = dir.path().join("data").canonicalize().unwrap();
+    for line in [
+        "module h (h.wasm)".to_string(),
+        format!("    directory /data -> {} (read-write)", data.display()),
+        "    env UNITS (value set in the config)".into(),
+        "    network: outbound TCP to 127.0.0.1:8080".into(),
+        "    memory_mib = 16 *".into(),
+        "module calc (bundled calc)".into(),
+        "    nothing (no files, environment, network or stdin)".into(),
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "{line:?} missing in\n{text}"
+        );
+    }
+    assert!(!text.contains("metric-secret-value"), "{text}");
+    let out = toolhost(dir.path(), &["list", "--json", "--verbose"], None);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let h = &json["modules"][0];
+    assert_eq!(h["name"], "h");
+    assert_eq!(h["grants"]["env"], json!(["UNITS"]));
+    assert_eq!(h["grants"]["network"]["allow"], json!(["127.0.0.1:8080"]));
+    assert_eq!(h["limits"]["memory_mib"], 16);
+    assert!(json["tools"].as_array().unwrap().len() > 10);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("metric-secret-value"));
+}
+
+#[test]
+fn inspect_with_config_shows_what_is_granted() {
+    let dir = granting_config();
+    let out = toolhost(
+        dir.path(),
+        &["inspect", "h.wasm", "--config", "toolhost.toml"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("module:       h\n"), "{text}");
+    assert!(text.contains("\ngranted:\n  directory /data -> "), "{text}");
+    assert!(
+        text.contains("  network: outbound TCP to 127.0.0.1:8080\n"),
+        "{text}"
+    );
+    assert!(text.contains("  memory_mib = 16 *\n"), "{text}");
+    assert!(!text.contains("metric-secret-value"), "{text}");
+    // By module name too; and without a config nothing is granted.
+    let by_name = toolhost(dir.path(), &["inspect", "h", "-c", "toolhost.toml"], None);
+    assert!(stdout(&by_name).contains("  env UNITS (value set in the config)\n"));
+    let bare = toolhost(dir.path(), &["inspect", "h.wasm"], None);
+    assert!(
+        stdout(&bare)
+            .contains("\ngranted:\n  nothing: give --config FILE to see what a config grants it\n"),
+        "{}",
+        stdout(&bare)
+    );
+    let other = toolhost(
+        dir.path(),
+        &["inspect", "calc", "-c", "toolhost.toml"],
+        None,
+    );
+    assert!(
+        stdout(&other)
+            .contains("\ngranted:\n  nothing (no files, environment, network or stdin)\n"),
+        "{}",
+        stdout(&other)
+    );
+}
+
+#[test]
+fn guest_output_never_reaches_toolhost_stdout() {
+    let dir = granting_config();
+    let out = toolhost(
+        dir.path(),
+        &["call", "h_print", r#"{"text": "GUEST-OUTPUT"}"#],
+        None,
+    );
+    assert_eq!(stdout(&out), "printed\n");
+    // It is logged (to stderr) at info level, with the module and tool.
+    let logged = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["call", "h_print", r#"{"text": "GUEST-OUTPUT"}"#])
+        .current_dir(dir.path())
+        .env("TOOLHOST_LOG", "info")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&logged.stdout), "printed\n");
+    let err = String::from_utf8_lossy(&logged.stderr);
+    assert!(
+        err.contains("module=\"h\" tool=\"h_print\" stream=\"stdout\"")
+            && err.contains("GUEST-OUTPUT"),
+        "{err}"
+    );
+}
