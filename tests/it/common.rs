@@ -1,8 +1,9 @@
 //! Shared fixtures: the runtime, the bundled manager and the test guests.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 use toolhost::{Limits, Runtime, ToolManager, WasmModule, config::LoadedConfig};
@@ -143,4 +144,29 @@ pub fn call(manager: &ToolManager, name: &str, arguments: Value) -> String {
         name,
         Value::String(arguments.to_string()),
     ))
+}
+
+/// Collects what `tracing` logs on this thread while `f` runs.
+pub fn logs_of<T>(f: impl FnOnce() -> T) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let value = tracing::subscriber::with_default(subscriber, f);
+    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    (value, text)
 }

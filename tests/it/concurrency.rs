@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::json;
 use toolhost::ToolManager;
 
-use crate::common::{bundled_manager, call, hostile};
+use crate::common::{bundled_manager, call, hostile, logs_of};
 
 #[test]
 fn threads_share_one_manager() {
@@ -93,4 +93,44 @@ fn calls_from_inside_an_async_runtime_work() {
         .unwrap();
     let out = rt.block_on(async { call(&manager, "calc_evaluate", json!({"expression": "2+2"})) });
     assert_eq!(out, "4");
+}
+
+#[test]
+fn output_of_concurrent_calls_is_never_mixed() {
+    let manager = Arc::new(crate::common::hostile_manager());
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let m = Arc::clone(&manager);
+            std::thread::spawn(move || {
+                let marker = format!("MARKER-{t}-");
+                let ((), logs) = logs_of(|| {
+                    for i in 0..10 {
+                        let text = format!("{marker}{i}");
+                        assert_eq!(call(&m, "h_print", json!({ "text": text })), "printed");
+                    }
+                });
+                (t, logs)
+            })
+        })
+        .collect();
+    for thread in threads {
+        let (t, logs) = thread.join().expect("no thread panicked");
+        // Each call's stdout and stderr lines carry its own text, and only it.
+        for line in logs.lines().filter(|l| l.contains("stream=")) {
+            let marker = line
+                .split_whitespace()
+                .find(|w| w.starts_with("MARKER-"))
+                .unwrap_or_else(|| panic!("no marker in {line}"));
+            assert!(marker.starts_with(&format!("MARKER-{t}-")), "{line}");
+            assert_eq!(line.matches("MARKER-").count(), 1, "{line}");
+        }
+        for i in 0..10 {
+            let tag = format!("MARKER-{t}-{i} ");
+            assert_eq!(
+                logs.matches(&tag).count(),
+                2,
+                "stdout and stderr of call {i}: {logs}"
+            );
+        }
+    }
 }

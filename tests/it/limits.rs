@@ -1,12 +1,9 @@
 //! Limits: each per-call and per-load limit is enforced, with an error that names it.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use serde_json::{Map, Value, json};
 use toolhost::{Limits, LoadErrorKind, Tool, ToolErrorKind, WasmModule};
 
-use crate::common::{guest, load_guest, runtime};
+use crate::common::{guest, load_guest, logs_of, runtime};
 
 fn args(value: Value) -> Map<String, Value> {
     serde_json::from_value(value).unwrap()
@@ -193,31 +190,6 @@ fn tool_info_has_its_own_limits() {
             .ends_with("tools, more than the limit of 3 (limits.max_tools)"),
         "{err}"
     );
-}
-
-/// Collects what `tracing` logs on this thread while `f` runs.
-pub fn logs_of<T>(f: impl FnOnce() -> T) -> (T, String) {
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-    impl Write for Buffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::INFO)
-        .finish();
-    let value = tracing::subscriber::with_default(subscriber, f);
-    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
-    (value, text)
 }
 
 #[test]
