@@ -14,6 +14,8 @@ use std::process::Command;
 const BUNDLED: [&str; 3] = ["calc", "text", "json"];
 const GUEST_TARGET: &str = "wasm32-wasip2";
 const GUEST_PROFILE: &str = "guest";
+/// A directory with the example tools already built (`calc.wasm`, ...).
+const PREBUILT_ENV: &str = "TOOLHOST_PREBUILT_GUESTS";
 
 fn main() {
     let root =
@@ -28,6 +30,11 @@ fn main() {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
+    println!("cargo:rerun-if-env-changed={PREBUILT_ENV}");
+    if let Some(dir) = env::var_os(PREBUILT_ENV) {
+        use_prebuilt(&PathBuf::from(dir));
+        return;
+    }
 
     let target_dir = env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -81,6 +88,23 @@ fn main() {
         }
     }
     println!("cargo:rustc-env=TOOLHOST_GUEST_DIR={}", out.display());
+}
+
+/// Uses example tools built beforehand in `dir` instead of building them:
+/// for builds whose toolchain has no `wasm32-wasip2` standard library (the
+/// fuzz build on nightly) or that must not run a nested cargo.
+fn use_prebuilt(dir: &std::path::Path) {
+    for package in BUNDLED {
+        let wasm = dir.join(format!("{package}.wasm"));
+        if !wasm.is_file() {
+            fail(&format!(
+                "{PREBUILT_ENV} is set, but {} does not exist",
+                wasm.display()
+            ));
+        }
+        println!("cargo:rerun-if-changed={}", wasm.display());
+    }
+    println!("cargo:rustc-env=TOOLHOST_GUEST_DIR={}", dir.display());
 }
 
 /// Installs the guest target with rustup when its standard library is missing,

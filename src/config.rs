@@ -16,9 +16,15 @@
 //! path = "tools/calc.wasm" # relative to this file
 //! limits = { fuel = 5000000 }
 //!
+//! [modules.grants]         # nothing unless granted
+//! dirs = [{ host = "data", guest = "/data", mode = "ro" }]
+//! network = { allow = ["api.example.com:443"] }
+//!
 //! [[modules]]
 //! bundled = "json"         # one of the example modules built into toolhost
 //! ```
+//!
+//! Every key of [`Limits`] may appear in `[limits]` and in a module's `limits`.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -244,6 +250,11 @@ impl Config {
                 .apply(self.limits)
                 .validate()
                 .map_err(|e| format!("{at} limits: {e}"))?;
+            entry
+                .grants
+                .network
+                .endpoints()
+                .map_err(|e| format!("{at}: {e}"))?;
             let name = entry.module_name().map_err(|e| format!("{at}: {e}"))?;
             names::check_module_name(&name).map_err(|e| format!("{at}: {e}"))?;
             if !seen.insert(name.clone()) {
@@ -375,5 +386,24 @@ mod tests {
         let e = Config::from_toml("[[modules]]\nbundled = \"calc\"\nlimits = { memory_mib = 0 }\n")
             .unwrap_err();
         assert!(e.contains("memory_mib"), "{e}");
+        for key in Limits::SPECS.map(|spec| spec.key) {
+            let zero = format!("[[modules]]\nbundled = \"calc\"\nlimits = {{ {key} = 0 }}\n");
+            let e = Config::from_toml(&zero).unwrap_err();
+            assert_eq!(
+                e,
+                format!("[[modules]] #1 limits: `{key}` must be greater than 0")
+            );
+            let huge = format!("[limits]\n{key} = 1000000000000000000\n");
+            let e = Config::from_toml(&huge).unwrap_err();
+            assert!(e.starts_with(&format!("[limits]: `{key}` = ")), "{e}");
+        }
+        let e = Config::from_toml(
+            "[[modules]]\nbundled = \"calc\"\n[modules.grants]\nnetwork = { allow = [\"x\"] }\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "[[modules]] #1: grants.network.allow[0]: 'x' has no port; write host:port, for example \"api.example.com:443\""
+        );
     }
 }

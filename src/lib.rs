@@ -8,7 +8,9 @@
 //!   lists their schemas and dispatches OpenAI tool calls, answering every
 //!   failure with an `Error: ...` text instead of failing.
 //! - A [`ToolController`] decides from ordered glob rules which tools are active.
-//! - Every call runs in a fresh sandboxed instance under [`Limits`].
+//! - Every call runs in a fresh sandboxed instance under [`Limits`], and
+//!   reaches nothing outside it (files, environment, network) unless its
+//!   module's [`Grants`] allow it. `SECURITY.md` gives the threat model.
 //!
 //! ```
 //! use serde_json::json;

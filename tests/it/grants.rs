@@ -222,3 +222,45 @@ fn grants_in_the_config() {
     let err = toolhost::config::Config::from_toml(typo).unwrap_err();
     assert!(err.contains("unknown field `dirz`"), "{err}");
 }
+
+#[test]
+fn grants_belong_to_one_module_only() {
+    let root = tree();
+    let rich = crate::common::load_guest("guest-hostile", "rich", crate::common::tight_limits())
+        .unwrap()
+        .with_grants(
+            Grants {
+                env: [("TOKEN".to_string(), "t-1".to_string())].into(),
+                ..dir(DirMode::Rw)
+            }
+            .resolve(root.path())
+            .unwrap(),
+        );
+    let poor =
+        crate::common::load_guest("guest-hostile", "poor", crate::common::tight_limits()).unwrap();
+    let mut m = ToolManager::new();
+    m.register(rich).unwrap();
+    m.register(poor).unwrap();
+    assert_eq!(
+        call(&m, "rich_read_file", json!({"text": "/data/hello.txt"})),
+        "hi"
+    );
+    assert_eq!(call(&m, "rich_env", json!({})), "1 vars: TOKEN=t-1");
+    // The other module, loaded from the same component, sees none of it.
+    let out = call(&m, "poor_read_file", json!({"text": "/data/hello.txt"}));
+    assert!(
+        out.starts_with("Error: tool 'poor_read_file' failed: "),
+        "{out}"
+    );
+    assert_eq!(call(&m, "poor_env", json!({})), "0 vars: ");
+    let out = call(
+        &m,
+        "poor_write_file",
+        json!({"path": "/data/x.txt", "text": "x"}),
+    );
+    assert!(
+        out.starts_with("Error: tool 'poor_write_file' failed: "),
+        "{out}"
+    );
+    assert!(!root.path().join("data/x.txt").exists());
+}

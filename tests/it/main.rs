@@ -4,10 +4,16 @@ mod cli;
 mod common;
 mod concurrency;
 mod controller;
+mod docs;
 mod example_tools;
+mod fuzz_inputs;
 mod grants;
 mod limits;
 mod loading;
 mod manager;
 mod network;
 mod sandbox;
+
+/// The checks of the fuzz targets, replayed by `fuzz_inputs`.
+#[path = "../../fuzz/checks.rs"]
+mod fuzz_checks;
