@@ -11,7 +11,8 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use crate::grants::{Endpoint, NetworkGrant};
 
 /// Outbound TCP to the granted endpoints, and nothing else: no listening,
-/// no UDP, no explicit bind, and name lookups only of the granted host names.
+/// no UDP, no bind but to the unspecified address and port 0 (what `connect`
+/// does implicitly), and name lookups only of the granted host names.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct NetworkPolicy {
     endpoints: Arc<Vec<Endpoint>>,

@@ -18,16 +18,16 @@ use crate::network::NetworkPolicy;
 use crate::runtime::{EPOCH_TICK, Runtime};
 use crate::{DirMode, Grants, Limits, describe_error};
 
-/// Caps on what a guest can make the host allocate through WASI, set
-/// explicitly rather than left at wasmtime's defaults:
-/// bytes copied from guest to host in one host call (wasmtime: 128 MiB) are
-/// capped by [`hostcall_fuel`]; and
-/// component-model handles in one call (wasmtime: 100,000),
+// Caps on what a guest can make the host allocate through WASI, set
+// explicitly rather than left at wasmtime's defaults. Bytes copied from guest
+// to host in one host call (wasmtime: 128 MiB) are capped by `hostcall_fuel`.
+
+/// Component-model handles in one call (wasmtime: 100,000).
 const MAX_COMPONENT_HANDLES: usize = 10_000;
-/// WASI resources (streams, files, pollables) alive at once (wasmtime: 1,000,000),
+/// WASI resources (streams, files, pollables) alive at once (wasmtime: 1,000,000).
 const MAX_WASI_RESOURCES: usize = 10_000;
-/// and bytes one `get-random-bytes` call may ask for (wasmtime: 64 MiB).
-pub const MAX_RANDOM_BYTES: u64 = 1024 * 1024;
+/// Bytes one `get-random-bytes` call may ask for (wasmtime: 64 MiB).
+const MAX_RANDOM_BYTES: u64 = 1024 * 1024;
 
 /// The per-call state a store holds.
 pub struct CallState {
