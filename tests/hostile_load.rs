@@ -31,8 +31,9 @@ fn resident_bytes() -> u64 {
     pages * 4096
 }
 
-/// An attack: the tool, its arguments and the start of the error it must end
-/// in (one of several, where two limits race).
+/// An attack: the tool, its arguments and the start of the answer it must end
+/// in (an error, or for an output flood the tool's own answer; one of several
+/// where two limits race).
 struct Attack {
     tool: &'static str,
     arguments: Value,
@@ -103,6 +104,16 @@ fn attacks() -> Vec<Attack> {
             "h_connect",
             json!({"address": "127.0.0.1:9", "message": "x"}),
             &["Error: tool 'h_connect' failed: connect: Permission denied"],
+        ),
+        attack(
+            "h_stderr_flood",
+            json!({"bytes": 2_000_000}),
+            &["wrote 2000128 bytes to stderr"],
+        ),
+        attack(
+            "h_symlink",
+            json!({"target": "/etc/passwd", "link": "evil"}),
+            &["Error: tool 'h_symlink' failed: not-permitted"],
         ),
         attack(
             "h_sleep",
@@ -224,6 +235,7 @@ fn hostile_and_benign_calls_mixed_across_threads() {
         thread.join().expect("no thread panicked");
     }
     assert!(!root.path().join("data/new.txt").exists());
+    assert!(std::fs::symlink_metadata(root.path().join("data/evil")).is_err());
 
     let after = resident_bytes();
     let grown = after.saturating_sub(baseline);
