@@ -11,11 +11,21 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(code) => code,
+        // The reader went away (`toolhost list | head`): nothing to report.
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("toolhost: {error:#}");
             ExitCode::from(cli::EXIT_USAGE)
         }
     }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Logs go to stderr; `TOOLHOST_LOG` (for example `debug`) sets the level.

@@ -349,3 +349,20 @@ fn guest_output_never_reaches_toolhost_stdout() {
         "{err}"
     );
 }
+
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["schemas"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end at once, as `toolhost schemas | head -0` would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+}
