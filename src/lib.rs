@@ -33,6 +33,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod artifact_cache;
 mod bundled;
 mod capture;
 pub mod config;
@@ -53,6 +54,7 @@ mod sandbox;
 mod shadow;
 mod tool;
 
+pub use artifact_cache::{ArtifactCache, Compiled};
 pub use bundled::{BUNDLED_MODULES, BundledModule, bundled_module};
 pub use capture::Captured;
 pub use controller::{

@@ -13,7 +13,8 @@ use crate::limits::to_usize;
 use crate::load_error::{LoadError, LoadErrorKind};
 use crate::sandbox::{self, Access, CallReport, CallState, Fault, Request};
 use crate::{
-    Grants, Limits, Runtime, Tool, ToolError, ToolErrorKind, ToolInfo, describe_error, names,
+    Compiled, Grants, Limits, Runtime, Tool, ToolError, ToolErrorKind, ToolInfo, describe_error,
+    names,
 };
 
 const WASM_MAGIC: &[u8; 4] = b"\0asm";
@@ -44,6 +45,7 @@ struct Inner {
     imports: Vec<String>,
     size: usize,
     compile_time: Duration,
+    compiled: Compiled,
 }
 
 /// One tool of a module: its local name and its schema under the exposed name.
@@ -105,7 +107,7 @@ impl WasmModule {
             )
         })?;
         let started = Instant::now();
-        let component = Component::from_binary(&backend.engine, bytes).map_err(|e| {
+        let (component, compiled) = runtime.compile(&backend.engine, bytes).map_err(|e| {
             LoadError::new(
                 name,
                 LoadErrorKind::Compile,
@@ -138,6 +140,7 @@ impl WasmModule {
                 imports,
                 size: bytes.len(),
                 compile_time,
+                compiled,
             }),
         })
     }
@@ -179,9 +182,14 @@ impl WasmModule {
         self.inner.size
     }
 
-    /// How long compiling the component took.
+    /// How long compiling the component (or loading it from the cache) took.
     pub fn compile_time(&self) -> Duration {
         self.inner.compile_time
+    }
+
+    /// Whether the component was compiled at load or came from the cache.
+    pub fn compiled(&self) -> Compiled {
+        self.inner.compiled
     }
 
     /// The module-local name of exposed tool `name`, if it is one of this module's.

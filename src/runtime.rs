@@ -3,9 +3,10 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use wasmtime::component::Linker;
-use wasmtime::{Cache, CacheConfig, Config, Engine};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Config, Engine};
 
+use crate::artifact_cache::{ArtifactCache, Compiled};
 use crate::sandbox::CallState;
 use crate::{Limits, shadow};
 
@@ -30,7 +31,7 @@ pub struct Runtime {
 }
 
 struct Inner {
-    cache: Option<Cache>,
+    cache: Option<ArtifactCache>,
     /// The engine for the default stack size (also in `backends`).
     default: Backend,
     /// Engines by wasm stack size; the ticker advances each one's epoch.
@@ -54,15 +55,28 @@ impl Runtime {
         Self::build(None)
     }
 
-    /// Starts a runtime that keeps compiled components in wasmtime's on-disk
-    /// cache (in the user's cache directory), so that loading the same
+    /// Starts a runtime that keeps compiled components in the user's cache
+    /// directory ([`ArtifactCache::default_dir`]), so that loading the same
     /// component again skips compiling it.
     pub fn with_compile_cache() -> anyhow::Result<Self> {
-        let cache = Cache::new(CacheConfig::new()).map_err(anyhow::Error::from)?;
+        let dir = ArtifactCache::default_dir()
+            .ok_or_else(|| anyhow::anyhow!("no cache directory: set XDG_CACHE_HOME or HOME"))?;
+        Self::with_cache_dir(dir)
+    }
+
+    /// Starts a runtime that keeps compiled components in `dir` (see
+    /// [`ArtifactCache`] for what makes an entry trusted).
+    pub fn with_cache_dir(dir: impl Into<std::path::PathBuf>) -> anyhow::Result<Self> {
+        let cache = ArtifactCache::open(dir).map_err(anyhow::Error::msg)?;
         Self::build(Some(cache))
     }
 
-    fn build(cache: Option<Cache>) -> anyhow::Result<Self> {
+    /// The compile cache, if this runtime has one.
+    pub fn cache(&self) -> Option<&ArtifactCache> {
+        self.inner.cache.as_ref()
+    }
+
+    fn build(cache: Option<ArtifactCache>) -> anyhow::Result<Self> {
         let tokio = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("toolhost-clock")
@@ -85,7 +99,7 @@ impl Runtime {
                 }
             }
         });
-        let default = new_backend(Limits::default().stack_bytes(), cache.clone())?;
+        let default = new_backend(Limits::default().stack_bytes())?;
         backends
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -117,9 +131,21 @@ impl Runtime {
         if let Some(found) = backends.iter().find(|b| b.stack_bytes == stack_bytes) {
             return Ok(found.clone());
         }
-        let backend = new_backend(stack_bytes, self.inner.cache.clone())?;
+        let backend = new_backend(stack_bytes)?;
         backends.push(backend.clone());
         Ok(backend)
+    }
+
+    /// Compiles component `bytes` for `engine`, or loads it from the cache.
+    pub(crate) fn compile(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+    ) -> wasmtime::Result<(Component, Compiled)> {
+        match &self.inner.cache {
+            Some(cache) => cache.load_or_compile(engine, bytes),
+            None => Ok((Component::from_binary(engine, bytes)?, Compiled::Fresh)),
+        }
     }
 
     /// Runs `future` to completion on the calling thread.
@@ -144,13 +170,12 @@ impl Runtime {
     }
 }
 
-fn new_backend(stack_bytes: usize, cache: Option<Cache>) -> anyhow::Result<Backend> {
+fn new_backend(stack_bytes: usize) -> anyhow::Result<Backend> {
     let mut config = Config::new();
     config.consume_fuel(true);
     config.epoch_interruption(true);
     config.max_wasm_stack(stack_bytes);
     config.async_stack_size(stack_bytes.saturating_add(HOST_STACK_BYTES));
-    config.cache(cache);
     let engine = Engine::new(&config).map_err(anyhow::Error::from)?;
     let mut linker = Linker::new(&engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from)?;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use toolhost::config::{LoadedConfig, ModuleEntry};
-use toolhost::{Limits, Runtime, Tool, ToolManager, WasmModule, bundled_module};
+use toolhost::{Compiled, Limits, Runtime, Tool, ToolManager, WasmModule, bundled_module};
 
 use super::EXIT_TOOL_ERROR;
 use super::describe::{grant_lines, grants_json, limit_lines, limits_json};
@@ -22,6 +22,7 @@ pub struct Setup<'a> {
     pub activate: &'a [String],
     pub deactivate: &'a [String],
     pub compile_cache: bool,
+    pub cache_dir: Option<&'a Path>,
 }
 
 impl Setup<'_> {
@@ -29,7 +30,11 @@ impl Setup<'_> {
     /// be set up (then every run compiles anew, with a warning).
     fn runtime(&self) -> anyhow::Result<Runtime> {
         if self.compile_cache {
-            match Runtime::with_compile_cache() {
+            let cached = match self.cache_dir {
+                Some(dir) => Runtime::with_cache_dir(dir),
+                None => Runtime::with_compile_cache(),
+            };
+            match cached {
                 Ok(runtime) => return Ok(runtime),
                 Err(e) => tracing::warn!("compile cache unavailable, compiling every time: {e:#}"),
             }
@@ -192,6 +197,35 @@ pub fn dispatch(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
     };
     print(&serde_json::to_string_pretty(&output)?)?;
     Ok(exit_for(failed))
+}
+
+pub fn compile(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
+    let runtime = setup.runtime()?;
+    let Some(cache) = runtime.cache() else {
+        bail!("the compile cache is off or unavailable (see the warning above); nothing to fill");
+    };
+    let loaded = LoadedConfig::discover(setup.config)?;
+    let started = std::time::Instant::now();
+    let modules = loaded.load_modules(&runtime)?;
+    for module in &modules {
+        let how = match module.compiled() {
+            Compiled::Fresh => "compiled",
+            Compiled::Cached => "cached",
+        };
+        print(&format!(
+            "{:16} {how:8} {:8.1} ms  {} bytes",
+            module.name(),
+            module.compile_time().as_secs_f64() * 1000.0,
+            module.size()
+        ))?;
+    }
+    print(&format!(
+        "{} modules in {:.1} s; cache: {}",
+        modules.len(),
+        started.elapsed().as_secs_f64(),
+        cache.dir().display()
+    ))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {

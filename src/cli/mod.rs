@@ -32,6 +32,11 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_cache: bool,
 
+    /// Where compiled components are kept (default: $XDG_CACHE_HOME/toolhost,
+    /// else ~/.cache/toolhost). Must be a directory only you can write.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
     /// Deactivate tools matching PATTERN ahead of every config rule (repeatable;
     /// applied after --activate, so it wins for a name given to both).
     #[arg(long, global = true, value_name = "PATTERN")]
@@ -65,6 +70,9 @@ pub enum Command {
     /// Read an OpenAI tool call, an assistant message with tool_calls, or an
     /// array of tool calls from stdin; print the tool message(s) as JSON.
     Dispatch,
+    /// Compile every module of the config into the compile cache ahead of
+    /// time (in parallel), and say which were compiled and which were cached.
+    Compile,
     /// Show a component's tools, WASI imports, size and compile time; with
     /// --config, also what the config grants it and its limits.
     Inspect {
@@ -81,12 +89,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         activate: &cli.activate,
         deactivate: &cli.deactivate,
         compile_cache: !cli.no_cache,
+        cache_dir: cli.cache_dir.as_deref(),
     };
     match &cli.command {
         Command::List { json, verbose } => commands::list(&setup, *json, *verbose),
         Command::Schemas => commands::schemas(&setup),
         Command::Call { name, arguments } => commands::call(&setup, name, arguments.as_deref()),
         Command::Dispatch => commands::dispatch(&setup),
+        Command::Compile => commands::compile(&setup),
         Command::Inspect { file } => commands::inspect(&setup, file),
     }
 }

@@ -1,5 +1,6 @@
 //! Integration tests: the host against real components built from this repo.
 
+mod cache;
 mod cli;
 mod common;
 mod concurrency;
