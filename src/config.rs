@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::rollout::run_parallel;
 use crate::{
     BUNDLED_MODULES, Grants, LimitOverrides, Limits, LoadError, RegisterError, Runtime,
     ToolController, ToolManager, WasmModule, bundled_module, names,
@@ -167,39 +168,18 @@ impl LoadedConfig {
     /// cache) in parallel, one thread per core at most.
     pub fn load_modules(&self, runtime: &Runtime) -> Result<Vec<WasmModule>, ConfigError> {
         let base = self.base_dir();
-        let entries = self.module_entries();
-        let workers = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .min(entries.len())
-            .max(1);
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let mut results: Vec<Option<Result<WasmModule, LoadError>>> = vec![None; entries.len()];
-        let slots = std::sync::Mutex::new(&mut results);
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(entry) = entries.get(i) else { break };
-                        let loaded = entry.load(runtime, base, self.config.limits);
-                        let mut slots = slots.lock().unwrap_or_else(|e| e.into_inner());
-                        slots[i] = Some(loaded);
-                    }
-                });
-            }
-        });
-        results
-            .into_iter()
-            .map(|loaded| {
-                let loaded = loaded.unwrap_or_else(|| {
-                    Err(LoadError::new("?", crate::LoadErrorKind::Io, "not loaded"))
-                });
-                loaded.map_err(|error| ConfigError::Load {
-                    path: self.label(),
-                    error,
-                })
+        let workers = std::thread::available_parallelism().map_or(1, usize::from);
+        run_parallel(&self.module_entries(), workers, |entry| {
+            entry.load(runtime, base, self.config.limits)
+        })
+        .into_iter()
+        .map(|loaded| {
+            loaded.map_err(|error| ConfigError::Load {
+                path: self.label(),
+                error,
             })
-            .collect()
+        })
+        .collect()
     }
 
     /// A manager with every module registered and the config's controller.

@@ -105,14 +105,6 @@ impl Endpoint {
         }
         Ok(Self::Addr(addr))
     }
-
-    /// The port.
-    pub fn port(&self) -> u16 {
-        match self {
-            Self::Addr(addr) => addr.port(),
-            Self::Name(_, port) => *port,
-        }
-    }
 }
 
 fn is_host_name(name: &str) -> bool {

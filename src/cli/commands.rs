@@ -10,7 +10,7 @@ use toolhost::config::{LoadedConfig, ModuleEntry};
 use toolhost::{Compiled, Limits, Runtime, Tool, ToolManager, WasmModule, bundled_module};
 
 use super::EXIT_TOOL_ERROR;
-use super::describe::{grant_lines, grants_json, limit_lines, limits_json};
+use super::describe::{grant_lines, grants_json, limit_lines};
 
 /// The most bytes `dispatch` reads from stdin.
 const MAX_STDIN_BYTES: u64 = 64 * 1024 * 1024;
@@ -99,7 +99,7 @@ pub fn list(setup: &Setup<'_>, as_json: bool, verbose: bool) -> anyhow::Result<E
                         "name": module.name(),
                         "source": entry.source(),
                         "grants": grants_json(module.grants()),
-                        "limits": limits_json(module.limits()),
+                        "limits": module.limits(),
                     })
                 })
                 .collect();

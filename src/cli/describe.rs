@@ -80,16 +80,6 @@ pub fn grants_json(grants: &Grants) -> Value {
     })
 }
 
-/// Limits as a JSON object, key by key.
-pub fn limits_json(limits: &Limits) -> Value {
-    let map: serde_json::Map<String, Value> = limits
-        .values()
-        .iter()
-        .map(|(key, value)| (key.to_string(), Value::from(*value)))
-        .collect();
-    Value::Object(map)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +117,5 @@ mod tests {
         let lines = limit_lines(&limits);
         assert_eq!(lines[0], "fuel = 5 *");
         assert_eq!(lines[1], "timeout_ms = 10000");
-        assert_eq!(limits_json(&limits)["fuel"], 5);
     }
 }

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use serde_json::{Value, json};
 use toolhost::{Limits, Runtime, ToolManager, WasmModule, config::LoadedConfig};
@@ -146,27 +146,42 @@ pub fn call(manager: &ToolManager, name: &str, arguments: Value) -> String {
     ))
 }
 
-/// Collects what `tracing` logs on this thread while `f` runs.
-pub fn logs_of<T>(f: impl FnOnce() -> T) -> (T, String) {
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-    impl Write for Buffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+thread_local! {
+    /// What `tracing` logged on this thread (see [`logs_of`]).
+    static THREAD_LOGS: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Writes log lines into the logging thread's [`THREAD_LOGS`].
+struct ThreadLogs;
+
+impl Write for ThreadLogs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        THREAD_LOGS.with(|logs| logs.borrow_mut().extend_from_slice(bytes));
+        Ok(bytes.len())
     }
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::INFO)
-        .finish();
-    let value = tracing::subscriber::with_default(subscriber, f);
-    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
-    (value, text)
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Collects what `tracing` logs on this thread while `f` runs.
+///
+/// One global subscriber writes every event into a buffer of the thread that
+/// logged it (calls log on the calling thread). A per-thread subscriber
+/// (`with_default`) would race with tracing's global callsite cache when
+/// tests run in parallel, and miss events now and then.
+pub fn logs_of<T>(f: impl FnOnce() -> T) -> (T, String) {
+    static GLOBAL: OnceLock<()> = OnceLock::new();
+    GLOBAL.get_or_init(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(|| ThreadLogs)
+            .with_ansi(false)
+            .with_max_level(tracing::Level::INFO)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("no other global subscriber");
+    });
+    THREAD_LOGS.with(|logs| logs.borrow_mut().clear());
+    let value = f();
+    let bytes = THREAD_LOGS.with(|logs| std::mem::take(&mut *logs.borrow_mut()));
+    (value, String::from_utf8(bytes).unwrap())
 }
