@@ -21,7 +21,9 @@ fn main() {
     let root =
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     for path in [
-        "example-tools",
+        "example-tools/calc",
+        "example-tools/text",
+        "example-tools/json",
         "guest-sdk/rust",
         "wit",
         "Cargo.lock",

@@ -11,6 +11,7 @@ use wasmtime::component::{Component, InstancePre, Type};
 
 use crate::limits::to_usize;
 use crate::load_error::{LoadError, LoadErrorKind};
+use crate::producers::Producers;
 use crate::sandbox::{self, Access, CallReport, CallState, Fault, Request};
 use crate::{
     Compiled, Grants, Limits, Runtime, Tool, ToolError, ToolErrorKind, ToolInfo, describe_error,
@@ -44,6 +45,7 @@ struct Inner {
     tools: Vec<ModuleTool>,
     imports: Vec<String>,
     size: usize,
+    producers: Producers,
     compile_time: Duration,
     compiled: Compiled,
 }
@@ -139,6 +141,7 @@ impl WasmModule {
                 tools,
                 imports,
                 size: bytes.len(),
+                producers: Producers::of(bytes),
                 compile_time,
                 compiled,
             }),
@@ -180,6 +183,12 @@ impl WasmModule {
     /// The component's size in bytes.
     pub fn size(&self) -> usize {
         self.inner.size
+    }
+
+    /// How the component was made (language runtime, producers), as far as
+    /// its custom sections tell.
+    pub fn producers(&self) -> &Producers {
+        &self.inner.producers
     }
 
     /// How long compiling the component (or loading it from the cache) took.

@@ -235,6 +235,11 @@ pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {
     print(&format!("module:       {}", module.name()))?;
     print(&format!("file:         {}", file.display()))?;
     print(&format!("size:         {} bytes", module.size()))?;
+    let runtime_line = module
+        .producers()
+        .runtime()
+        .unwrap_or_else(|| "not recognisable (the component names no language)".into());
+    print(&format!("runtime:      {runtime_line}"))?;
     print(&format!(
         "compile time: {:.1} ms",
         module.compile_time().as_secs_f64() * 1000.0

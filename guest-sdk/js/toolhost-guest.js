@@ -1,0 +1,268 @@
+// Write toolhost tool modules in JavaScript.
+//
+// Declare each tool once (name, description, JSON Schema of its parameters,
+// and the function that runs it); the toolbox writes the two exports of the
+// `toolhost:tool` world, checks the arguments against the schema before your
+// function runs, and turns anything thrown into an error text for the model.
+//
+//   import { Toolbox, ToolError } from "./toolhost-guest.js";
+//   const tools = new Toolbox();
+//   tools.tool({
+//     name: "greet",
+//     description: "Greets someone by name.",
+//     parameters: {
+//       type: "object",
+//       properties: { name: { type: "string", description: "Who to greet." } },
+//       required: ["name"],
+//     },
+//     run: ({ name }) => `Hello, ${name}!`,
+//   });
+//   export const { toolInfo, call } = tools.exports();
+//
+// Build with ComponentizeJS (see guest-sdk/js/README.md).
+
+const NAME = /^[A-Za-z0-9_-]+$/;
+
+/** Throw it in a tool to answer the model with this error text. */
+export class ToolError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "ToolError";
+  }
+}
+
+/** Arguments that do not match a tool's parameters schema. */
+class ArgumentError extends Error {
+  constructor(path, message) {
+    super(message);
+    this.path = path;
+  }
+
+  toString() {
+    return this.path
+      ? `invalid arguments: field '${this.path}': ${this.message}`
+      : `invalid arguments: ${this.message}`;
+  }
+}
+
+/** How a JSON value is named in error messages. */
+function kind(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  switch (typeof value) {
+    case "string": {
+      const text = JSON.stringify(value);
+      return `string ${text.length <= 40 ? text : text.slice(0, 37) + "..."}`;
+    }
+    case "number":
+      return `number ${JSON.stringify(value)}`;
+    case "boolean":
+      return `boolean ${value}`;
+    default:
+      return "an object";
+  }
+}
+
+function hasType(type, value) {
+  switch (type) {
+    case "string":
+      return typeof value === "string";
+    case "number":
+      return typeof value === "number";
+    case "integer":
+      return Number.isInteger(value);
+    case "boolean":
+      return typeof value === "boolean";
+    case "null":
+      return value === null;
+    case "array":
+      return Array.isArray(value);
+    case "object":
+      return typeof value === "object" && value !== null && !Array.isArray(value);
+    default:
+      return true;
+  }
+}
+
+const ARTICLE = { integer: "an", array: "an", object: "an" };
+
+function describeTypes(types) {
+  return types.map((t) => (t === "null" ? "null" : `${ARTICLE[t] ?? "a"} ${t}`)).join(" or ");
+}
+
+function join(path, key) {
+  return path ? `${path}.${key}` : String(key);
+}
+
+/**
+ * Checks `value` against the subset of JSON Schema that tool parameters use:
+ * type, enum, const, properties, required, additionalProperties, items,
+ * minItems, maxItems, minLength, maxLength, minimum, maximum. Other keywords
+ * are not checked.
+ */
+function check(schema, value, path) {
+  if (schema === true || schema === undefined) return;
+  if (schema === false) throw new ArgumentError(path, "no value is allowed here");
+  if (schema.type !== undefined) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (!types.some((t) => hasType(t, value))) {
+      throw new ArgumentError(path, `expected ${describeTypes(types)}, got ${kind(value)}`);
+    }
+  }
+  if (schema.enum && !schema.enum.some((e) => e === value)) {
+    const allowed = schema.enum.map((e) => JSON.stringify(e)).join(", ");
+    throw new ArgumentError(path, `expected one of ${allowed}, got ${kind(value)}`);
+  }
+  if ("const" in schema && schema.const !== value) {
+    throw new ArgumentError(path, `expected ${JSON.stringify(schema.const)}, got ${kind(value)}`);
+  }
+  if (typeof value === "string") checkString(schema, value, path);
+  if (typeof value === "number") checkNumber(schema, value, path);
+  if (Array.isArray(value)) checkArray(schema, value, path);
+  if (hasType("object", value)) checkObject(schema, value, path);
+}
+
+function checkString(schema, value, path) {
+  const length = [...value].length;
+  if (schema.minLength !== undefined && length < schema.minLength) {
+    throw new ArgumentError(path, `expected at least ${schema.minLength} characters, got ${length}`);
+  }
+  if (schema.maxLength !== undefined && length > schema.maxLength) {
+    throw new ArgumentError(path, `expected at most ${schema.maxLength} characters, got ${length}`);
+  }
+}
+
+function checkNumber(schema, value, path) {
+  if (schema.minimum !== undefined && value < schema.minimum) {
+    throw new ArgumentError(path, `expected at least ${schema.minimum}, got ${value}`);
+  }
+  if (schema.maximum !== undefined && value > schema.maximum) {
+    throw new ArgumentError(path, `expected at most ${schema.maximum}, got ${value}`);
+  }
+}
+
+function checkArray(schema, value, path) {
+  if (schema.minItems !== undefined && value.length < schema.minItems) {
+    throw new ArgumentError(path, `expected at least ${schema.minItems} items, got ${value.length}`);
+  }
+  if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+    throw new ArgumentError(path, `expected at most ${schema.maxItems} items, got ${value.length}`);
+  }
+  if (schema.items !== undefined) {
+    value.forEach((item, i) => check(schema.items, item, `${path}[${i}]`));
+  }
+}
+
+function checkObject(schema, value, path) {
+  const properties = schema.properties ?? {};
+  for (const name of schema.required ?? []) {
+    if (!Object.hasOwn(value, name)) {
+      throw new ArgumentError("", `missing field '${join(path, name)}'`);
+    }
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (Object.hasOwn(properties, key)) {
+      check(properties[key], item, join(path, key));
+    } else if (schema.additionalProperties === false) {
+      const expected = Object.keys(properties).join(", ") || "none";
+      throw new ArgumentError("", `unknown field '${join(path, key)}' (expected: ${expected})`);
+    } else if (typeof schema.additionalProperties === "object") {
+      check(schema.additionalProperties, item, join(path, key));
+    }
+  }
+}
+
+/** A thrown value as an error text for the model. */
+function errorText(error) {
+  if (error instanceof ArgumentError) return error.toString();
+  if (error instanceof ToolError) return error.message;
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  if (typeof error === "string") return error;
+  try {
+    return `thrown: ${JSON.stringify(error)}`;
+  } catch {
+    return `thrown: ${String(error)}`;
+  }
+}
+
+/** A tool's return value as text: strings as they are, anything else as JSON. */
+function encode(value) {
+  if (typeof value === "string") return value;
+  if (typeof value?.then === "function") {
+    throw new ToolError("the tool returned a Promise: tools must return their result directly");
+  }
+  const text = JSON.stringify(value === undefined ? null : value);
+  if (text === undefined) throw new ToolError(`cannot encode the result (${typeof value}) as JSON`);
+  return text;
+}
+
+/** The tools of a module. */
+export class Toolbox {
+  #tools = new Map();
+
+  /**
+   * Declares a tool: `{ name, description, parameters, run }`. `parameters`
+   * is the JSON Schema of its arguments (default: no arguments, any other
+   * field refused); `run(args)` returns the result (a string as is,
+   * anything else as JSON) or throws.
+   */
+  tool({ name, description = "", parameters, run }) {
+    if (typeof name !== "string" || !NAME.test(name)) {
+      throw new TypeError(`tool name ${JSON.stringify(name)}: use letters, digits, '_' and '-' only`);
+    }
+    if (this.#tools.has(name)) throw new TypeError(`tool '${name}' is declared twice`);
+    if (typeof run !== "function") throw new TypeError(`tool '${name}': run must be a function`);
+    const schema = parameters ?? { type: "object", properties: {}, additionalProperties: false };
+    this.#tools.set(name, { name, description, parameters: schema, run });
+    return this;
+  }
+
+  /** The `tool-info` export: the schemas of every tool, as JSON text. */
+  toolInfo() {
+    const infos = [...this.#tools.values()].map(({ name, description, parameters }) => ({
+      type: "function",
+      function: description ? { name, description, parameters } : { name, parameters },
+    }));
+    return JSON.stringify(infos);
+  }
+
+  /** Runs tool `name`: `{ ok: text }` or `{ err: text }`; never throws. */
+  run(name, argumentsText) {
+    const tool = this.#tools.get(name);
+    if (!tool) {
+      const known = [...this.#tools.keys()].join(", ");
+      return { err: `this module has no tool '${name}' (it has: ${known})` };
+    }
+    let args;
+    try {
+      args = argumentsText.trim() === "" ? {} : JSON.parse(argumentsText);
+    } catch (e) {
+      return { err: `invalid arguments: not valid JSON: ${e.message}` };
+    }
+    if (!hasType("object", args)) {
+      return { err: `invalid arguments: expected a JSON object, got ${kind(args)}` };
+    }
+    try {
+      check(tool.parameters, args, "");
+      return { ok: encode(tool.run(args)) };
+    } catch (e) {
+      return { err: errorText(e) };
+    }
+  }
+
+  /**
+   * The two exports of the world, for `export const { toolInfo, call } =
+   * tools.exports();`. ComponentizeJS returns `call`'s value as `ok` and
+   * what it throws as `err`.
+   */
+  exports() {
+    return {
+      toolInfo: () => this.toolInfo(),
+      call: (name, argumentsText) => {
+        const { ok, err } = this.run(name, argumentsText);
+        if (err !== undefined) throw err;
+        return ok;
+      },
+    };
+  }
+}

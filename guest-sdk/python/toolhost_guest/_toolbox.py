@@ -1,0 +1,188 @@
+"""The tools of one module: declared once, listed by `tool-info`, run by `call`."""
+
+import inspect
+import json
+import re
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ._schema import ArgumentError, check, kind, schema_of
+
+_NAME = re.compile(r"[A-Za-z0-9_-]+")
+
+
+class ToolError(Exception):
+    """Raise it in a tool to answer the model with this error text."""
+
+
+@dataclass
+class _Tool:
+    name: str
+    description: str
+    parameters: dict
+    func: Callable[..., Any]
+    # Parameter name -> annotation, when derived from the signature; None
+    # when the author gave `parameters` and the function takes the raw dict.
+    hints: dict[str, Any] | None
+    required: list[str]
+
+    def info(self) -> dict:
+        function: dict = {"name": self.name}
+        if self.description:
+            function["description"] = self.description
+        function["parameters"] = self.parameters
+        return {"type": "function", "function": function}
+
+    def run(self, arguments: dict) -> Any:
+        if self.hints is None:
+            return self.func(arguments)
+        unknown = [k for k in arguments if k not in self.hints]
+        if unknown:
+            expected = ", ".join(self.hints) or "none"
+            raise ArgumentError("", f"unknown field '{unknown[0]}' (expected: {expected})")
+        for name in self.required:
+            if name not in arguments:
+                raise ArgumentError("", f"missing field '{name}'")
+        kwargs = {k: check(self.hints[k], v, k) for k, v in arguments.items()}
+        return self.func(**kwargs)
+
+
+def _describe(func: Callable[..., Any]) -> str:
+    """The docstring's first paragraph, its wrapped lines joined."""
+    doc = inspect.getdoc(func) or ""
+    first = doc.split("\n\n", 1)[0]
+    return " ".join(line.strip() for line in first.splitlines()).strip()
+
+
+def _derive(func: Callable[..., Any]) -> tuple[dict, dict[str, Any], list[str]]:
+    """(parameters schema, annotations, required names) from the signature."""
+    hints = typing.get_type_hints(func, include_extras=True)
+    properties: dict[str, dict] = {}
+    annotations: dict[str, Any] = {}
+    required: list[str] = []
+    for p in inspect.signature(func).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
+            raise TypeError(
+                f"tool {func.__name__}: parameter '{p.name}' must be a plain named "
+                "parameter (no *args, **kwargs or positional-only); or give "
+                "parameters={...} to take the raw arguments"
+            )
+        hint = hints.get(p.name, Any)
+        schema = schema_of(hint)
+        if p.default is p.empty:
+            required.append(p.name)
+        elif p.default is not None:
+            try:
+                json.dumps(p.default)
+                schema = {**schema, "default": p.default}
+            except (TypeError, ValueError):
+                pass
+        properties[p.name] = schema
+        annotations[p.name] = hint
+    parameters: dict = {"type": "object", "properties": properties}
+    if required:
+        parameters["required"] = required
+    parameters["additionalProperties"] = False
+    return parameters, annotations, required
+
+
+def _encode(value: Any) -> str:
+    """A tool's return value as text for the model: strings as they are,
+    anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise ToolError(f"cannot encode the result as JSON: {e}") from None
+
+
+class Toolbox:
+    """The tools of a module.
+
+    Declare each tool with `@toolbox.tool`, then export the module with
+    `WitWorld = toolbox.world()`.
+    """
+
+    def __init__(self) -> None:
+        self._tools: dict[str, _Tool] = {}
+
+    def tool(self, func: Callable[..., Any] | None = None, *, name: str | None = None,
+             description: str | None = None, parameters: dict | None = None):
+        """Declares a tool (a decorator, with or without arguments).
+
+        - `name`: the tool's name, default the function's name.
+        - `description`: default the docstring's first paragraph.
+        - `parameters`: a JSON Schema to use as is; the function is then
+          called with the arguments as one dict, unchecked. Without it, the
+          schema comes from the function's parameters and their type hints
+          (`Annotated[T, "text"]` adds a description), and arguments are
+          checked against them before the function runs.
+        """
+        def register(f: Callable[..., Any]) -> Callable[..., Any]:
+            self._add(f, name, description, parameters)
+            return f
+        return register(func) if func is not None else register
+
+    def _add(self, func: Callable[..., Any], name: str | None, description: str | None,
+             parameters: dict | None) -> None:
+        tool_name = name or func.__name__
+        if not _NAME.fullmatch(tool_name):
+            raise ValueError(f"tool name {tool_name!r}: use letters, digits, '_' and '-' only")
+        if tool_name in self._tools:
+            raise ValueError(f"tool {tool_name!r} is declared twice")
+        if parameters is None:
+            schema, hints, required = _derive(func)
+        else:
+            schema, hints, required = parameters, None, []
+        self._tools[tool_name] = _Tool(
+            tool_name, description if description is not None else _describe(func),
+            schema, func, hints, required)
+
+    def tool_info(self) -> str:
+        """The `tool-info` export: the schemas of every tool, as JSON text."""
+        return json.dumps([t.info() for t in self._tools.values()], ensure_ascii=False)
+
+    def run(self, name: str, arguments: str) -> tuple[bool, str]:
+        """Runs tool `name`; (True, result) or (False, error text). Never raises
+        for anything the tool or the arguments do."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return False, f"this module has no tool '{name}' (it has: {', '.join(self._tools)})"
+        try:
+            value = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as e:
+            return False, f"invalid arguments: not valid JSON: {e}"
+        if not isinstance(value, dict):
+            return False, f"invalid arguments: expected a JSON object, got {kind(value)}"
+        try:
+            return True, _encode(tool.run(value))
+        except ArgumentError as e:
+            return False, str(e)
+        except ToolError as e:
+            return False, str(e)
+        except RecursionError:
+            return False, "RecursionError: maximum recursion depth exceeded"
+        except Exception as e:  # noqa: BLE001 - every failure becomes an error text
+            return False, f"{type(e).__name__}: {e}"
+
+    def world(self) -> type:
+        """The class componentize-py exports: assign it to `WitWorld` in the
+        module you build (`WitWorld = toolbox.world()`)."""
+        import wit_world  # generated by componentize-py at build time
+        from componentize_py_types import Err
+
+        toolbox = self
+
+        class WitWorld(wit_world.WitWorld):
+            def tool_info(self) -> str:
+                return toolbox.tool_info()
+
+            def call(self, name: str, arguments: str) -> str:
+                ok, text = toolbox.run(name, arguments)
+                if not ok:
+                    raise Err(text)
+                return text
+
+        return WitWorld

@@ -1,0 +1,32 @@
+//! Builds toolhost's example tools written in Python, JavaScript and C.
+//!
+//! Every toolchain is pinned by a lockfile in the repository
+//! (`guest-sdk/python/requirements.txt`, `guest-sdk/js/package-lock.json`,
+//! `guest-sdk/c/requirements.txt`) and installed into `.toolchains/` (ignored
+//! by git), never globally. What it needs from the machine: Python 3.9+ with
+//! `venv` (Python and C) and Node.js 18+ with npm (JavaScript).
+//!
+//! The command line is `cargo xtask`; the integration tests call
+//! [`build_example`] directly.
+//!
+//! ```no_run
+//! use xtask::{Language, Repo, build_example};
+//!
+//! let repo = Repo::from_manifest_dir();
+//! let stats = build_example(&repo, Language::Python)?;
+//! println!("built {}", stats.display());
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+
+mod componentize;
+mod example;
+mod language;
+mod process;
+mod repo;
+mod toolchain;
+
+pub use componentize::componentize;
+pub use example::{build_example, regenerate_c_bindings, test_c_sdk};
+pub use language::Language;
+pub use repo::Repo;
+pub use toolchain::install_toolchain;

@@ -1,0 +1,73 @@
+//! `cargo xtask`: builds the example tools written in Python, JavaScript
+//! and C, with toolchains pinned by the repository and installed into
+//! `.toolchains/`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use xtask::{Language, Repo, build_example, install_toolchain, regenerate_c_bindings};
+
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    about = "Builds toolhost's Python, JavaScript and C example tools"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Installs the pinned toolchains into .toolchains/ (all languages
+    /// unless some are named).
+    Toolchains { languages: Vec<Language> },
+    /// Builds the example tools into target/example-tools/ (installing
+    /// toolchains as needed); `example-tools/toolhost.toml` loads them.
+    BuildExamples { languages: Vec<Language> },
+    /// Regenerates guest-sdk/c/bindings/ from wit/ with wit-bindgen-cli.
+    CBindings,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let repo = Repo::from_manifest_dir();
+    let result = match cli.command {
+        Task::Toolchains { languages } => each(&languages, |language| {
+            let dir = install_toolchain(&repo, language)?;
+            println!("{language}: {}", dir.display());
+            Ok(())
+        }),
+        Task::BuildExamples { languages } => each(&languages, |language| {
+            let component = build_example(&repo, language)?;
+            println!("{language}: {}", component.display());
+            Ok(())
+        }),
+        Task::CBindings => regenerate_c_bindings(&repo).map(|dir| {
+            println!("C bindings: {}", dir.display());
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs `task` for each language named, or every language if none is.
+fn each(
+    languages: &[Language],
+    mut task: impl FnMut(Language) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let all = if languages.is_empty() {
+        &Language::ALL[..]
+    } else {
+        languages
+    };
+    for &language in all {
+        task(language)?;
+    }
+    Ok(())
+}

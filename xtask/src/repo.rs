@@ -1,0 +1,66 @@
+//! Where things are in the repository.
+
+use std::path::{Path, PathBuf};
+
+use crate::Language;
+
+/// The repository being built: every path the build reads or writes.
+#[derive(Clone, Debug)]
+pub struct Repo {
+    root: PathBuf,
+}
+
+impl Repo {
+    /// The repository this crate is part of (`xtask/..`).
+    pub fn from_manifest_dir() -> Repo {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        Repo::at(manifest.parent().unwrap_or(manifest))
+    }
+
+    /// The repository at `root`.
+    pub fn at(root: impl Into<PathBuf>) -> Repo {
+        Repo { root: root.into() }
+    }
+
+    /// The repository's top folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `wit/`, the contract every tool module implements.
+    pub fn wit_dir(&self) -> PathBuf {
+        self.root.join("wit")
+    }
+
+    /// `guest-sdk/<lang>/`.
+    pub fn sdk_dir(&self, language: Language) -> PathBuf {
+        self.root.join("guest-sdk").join(language.dir_name())
+    }
+
+    /// `example-tools/<example>/`.
+    pub fn example_dir(&self, language: Language) -> PathBuf {
+        self.root.join("example-tools").join(language.example())
+    }
+
+    /// `.toolchains/<lang>/`, where the language's toolchain is installed.
+    pub fn toolchain_dir(&self, language: Language) -> PathBuf {
+        self.root.join(".toolchains").join(language.dir_name())
+    }
+
+    /// `.toolchains/wit-bindgen/`, where `cargo xtask c-bindings` installs
+    /// wit-bindgen-cli.
+    pub fn wit_bindgen_dir(&self) -> PathBuf {
+        self.root.join(".toolchains").join("wit-bindgen")
+    }
+
+    /// `target/example-tools/`, where the built components go (the path
+    /// `example-tools/toolhost.toml` loads them from).
+    pub fn out_dir(&self) -> PathBuf {
+        self.root.join("target").join("example-tools")
+    }
+
+    /// The component built for `language`'s example.
+    pub fn component(&self, language: Language) -> PathBuf {
+        self.out_dir().join(format!("{}.wasm", language.example()))
+    }
+}
