@@ -4,7 +4,7 @@
 //! - `call/native`: dispatching to a native Rust tool (the floor);
 //! - `call/wasm_calc`: dispatching `calc_evaluate`, a fresh sandboxed instance per call;
 //! - `load/compile`: loading the `calc` component, compiling it;
-//! - `load/cached`: loading it again through wasmtime's on-disk compile cache.
+//! - `load/cached`: loading it again through toolhost's on-disk compile cache.
 
 use std::hint::black_box;
 

@@ -22,6 +22,9 @@
 //!
 //! [[modules]]
 //! bundled = "json"         # one of the example modules built into toolhost
+//!
+//! [cache]                  # the command's compile cache (optional)
+//! dir = "cache"            # relative to this file
 //! ```
 //!
 //! Every key of [`Limits`] may appear in `[limits]` and in a module's `limits`.
@@ -56,6 +59,35 @@ pub struct Config {
     /// The modules to load. With no config file at all, the bundled ones.
     #[serde(default)]
     pub modules: Vec<ModuleEntry>,
+    /// The compile cache of the command-line program.
+    #[serde(default)]
+    pub cache: CacheConfig,
+}
+
+/// `[cache]`: where the `toolhost` command keeps compiled components. The
+/// command line's `--no-cache` and `--cache-dir` override it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Keep compiled components on disk (default `true`).
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
+    /// The cache directory, relative to the config file; default
+    /// `$XDG_CACHE_HOME/toolhost`, else `~/.cache/toolhost`.
+    pub dir: Option<PathBuf>,
+}
+
+fn enabled_by_default() -> bool {
+    true
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            dir: None,
+        }
+    }
 }
 
 /// One `[[modules]]` entry.
@@ -193,6 +225,13 @@ impl LoadedConfig {
             .as_deref()
             .and_then(Path::parent)
             .unwrap_or(Path::new(""))
+    }
+
+    /// The cache directory the config names (`[cache] dir`, resolved
+    /// against the config's folder), if it names one.
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        let dir = self.config.cache.dir.as_ref()?;
+        Some(self.base_dir().join(dir))
     }
 
     /// A manager with `modules` registered and the config's controller.

@@ -6,6 +6,14 @@ import { Toolbox, ToolError } from "../../guest-sdk/js/toolhost-guest.js";
 
 const tools = new Toolbox();
 
+/** The parameters of a tool that takes one text. */
+const TEXT_ONLY = {
+  type: "object",
+  properties: { text: { type: "string" } },
+  required: ["text"],
+  additionalProperties: false,
+};
+
 /** `new URL(text, base)`, with an error the model can act on. */
 function url(text, base) {
   try {
@@ -90,12 +98,7 @@ tools.tool({
 tools.tool({
   name: "encode",
   description: "Percent-encodes a text for use as one URL component (a path segment or a query value).",
-  parameters: {
-    type: "object",
-    properties: { text: { type: "string" } },
-    required: ["text"],
-    additionalProperties: false,
-  },
+  parameters: TEXT_ONLY,
   run: ({ text }) => {
     try {
       return encodeURIComponent(text);
@@ -108,12 +111,7 @@ tools.tool({
 tools.tool({
   name: "decode",
   description: "Decodes a percent-encoded URL component back to text.",
-  parameters: {
-    type: "object",
-    properties: { text: { type: "string" } },
-    required: ["text"],
-    additionalProperties: false,
-  },
+  parameters: TEXT_ONLY,
   run: ({ text }) => {
     try {
       return decodeURIComponent(text);

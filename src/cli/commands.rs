@@ -26,11 +26,19 @@ pub struct Setup<'a> {
 }
 
 impl Setup<'_> {
-    /// The runtime: with the compile cache unless it is turned off or cannot
-    /// be set up (then every run compiles anew, with a warning).
-    fn runtime(&self) -> anyhow::Result<Runtime> {
-        if self.compile_cache {
-            let cached = match self.cache_dir {
+    /// The runtime: with the compile cache unless it is turned off (by
+    /// `--no-cache` or the config's `[cache] enabled = false`) or cannot be
+    /// set up (then every run compiles anew, with a warning). The directory:
+    /// `--cache-dir`, else the config's `[cache] dir`, else the default.
+    fn runtime(&self, loaded: &LoadedConfig) -> anyhow::Result<Runtime> {
+        let enabled =
+            self.compile_cache && (self.cache_dir.is_some() || loaded.config.cache.enabled);
+        if enabled {
+            let dir = self
+                .cache_dir
+                .map(Path::to_path_buf)
+                .or_else(|| loaded.cache_dir());
+            let cached = match dir {
                 Some(dir) => Runtime::with_cache_dir(dir),
                 None => Runtime::with_compile_cache(),
             };
@@ -50,7 +58,7 @@ fn manager(setup: &Setup<'_>) -> anyhow::Result<ToolManager> {
 /// The config's modules (with their entries) and a manager serving them.
 fn serve(setup: &Setup<'_>) -> anyhow::Result<(ToolManager, Vec<(ModuleEntry, WasmModule)>)> {
     let loaded = LoadedConfig::discover(setup.config)?;
-    let runtime = setup.runtime()?;
+    let runtime = setup.runtime(&loaded)?;
     let modules = loaded.load_modules(&runtime)?;
     let manager = loaded.manager_for(modules.clone())?;
     let modules = loaded.module_entries().into_iter().zip(modules).collect();
@@ -200,11 +208,14 @@ pub fn dispatch(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
 }
 
 pub fn compile(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
-    let runtime = setup.runtime()?;
-    let Some(cache) = runtime.cache() else {
-        bail!("the compile cache is off or unavailable (see the warning above); nothing to fill");
-    };
     let loaded = LoadedConfig::discover(setup.config)?;
+    let runtime = setup.runtime(&loaded)?;
+    let Some(cache) = runtime.cache() else {
+        bail!(
+            "the compile cache is off (--no-cache or [cache] enabled = false) or unavailable \
+             (see the warning above); nothing to fill"
+        );
+    };
     let started = std::time::Instant::now();
     let modules = loaded.load_modules(&runtime)?;
     for module in &modules {

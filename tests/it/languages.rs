@@ -340,10 +340,33 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// Runs `language`'s SDK tests natively; their report.
+fn sdk_tests(language: Language) -> String {
+    xtask::test_sdk(&Repo::at(env!("CARGO_MANIFEST_DIR")), language)
+        .unwrap_or_else(|e| panic!("{e:#}"))
+}
+
 #[test]
-fn c_sdk_json_parser_passes_its_own_tests() {
-    let report = xtask::test_c_sdk(&Repo::at(env!("CARGO_MANIFEST_DIR")))
-        .unwrap_or_else(|e| panic!("{e:#}"));
+fn python_sdk_passes_its_own_tests() {
+    let report = sdk_tests(Language::Python);
+    assert!(report.contains("\nOK"), "{report}");
+    let ran: u32 = report
+        .lines()
+        .find_map(|l| l.strip_prefix("Ran ")?.split(' ').next()?.parse().ok())
+        .unwrap_or(0);
+    assert!(ran >= 6, "{report}");
+}
+
+#[test]
+fn javascript_sdk_passes_its_own_tests() {
+    let report = sdk_tests(Language::JavaScript);
+    assert!(report.contains("# fail 0"), "{report}");
+    assert!(!report.contains("# pass 0"), "{report}");
+}
+
+#[test]
+fn c_sdk_passes_its_own_tests() {
+    let report = sdk_tests(Language::C);
     let last = report.lines().last().unwrap_or_default();
     assert!(last.ends_with(" passed, 0 failed"), "{report}");
     let passed: u32 = last

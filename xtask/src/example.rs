@@ -114,35 +114,55 @@ fn build_c(repo: &Repo, venv: &Path, out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Compiles the C SDK's own tests (`guest-sdk/c/tests/test_json.c`) for
-/// this machine with the pinned zig and runs them; their report.
-pub fn test_c_sdk(repo: &Repo) -> Result<String> {
-    let venv = install_toolchain(repo, Language::C)?;
-    let sdk = repo.sdk_dir(Language::C);
-    let exe = venv.join(if cfg!(windows) {
-        "test_json.exe"
-    } else {
-        "test_json"
-    });
-    run(Command::new(venv_bin(&venv, "python"))
-        .args([
-            "-m",
-            "ziglang",
-            "cc",
-            "-std=c11",
-            "-O1",
-            "-g",
-            "-fsanitize=undefined",
-        ])
-        .args(["-Wall", "-Wextra", "-Werror"])
-        .arg(sdk.join("tests").join("test_json.c"))
-        .arg("-o")
-        .arg(&exe)
-        .env("ZIG_GLOBAL_CACHE_DIR", venv.join("zig-cache"))
-        .env("ZIG_LOCAL_CACHE_DIR", venv.join("zig-cache")))
-    .context("zig cc failed to build the C SDK's tests")?;
-    let output = run(&mut Command::new(&exe)).context("the C SDK's tests failed")?;
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+/// Runs `language`'s SDK tests (in `guest-sdk/<lang>/tests/`) natively,
+/// with its pinned toolchain; their report.
+///
+/// - Python: `tests/test_toolbox.py` with the toolchain's Python;
+/// - JavaScript: `node --test tests/`;
+/// - C: `tests/test_json.c` compiled for this machine with the pinned zig
+///   (`-fsanitize=undefined`) and run.
+pub fn test_sdk(repo: &Repo, language: Language) -> Result<String> {
+    let toolchain = install_toolchain(repo, language)?;
+    let tests = repo.sdk_dir(language).join("tests");
+    let output = match language {
+        Language::Python => run(Command::new(venv_bin(&toolchain, "python"))
+            .arg(tests.join("test_toolbox.py"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")),
+        Language::JavaScript => {
+            crate::toolchain::check_node()?;
+            run(Command::new("node").arg("--test").arg(&tests))
+        }
+        Language::C => {
+            let exe = toolchain.join(if cfg!(windows) {
+                "test_json.exe"
+            } else {
+                "test_json"
+            });
+            run(Command::new(venv_bin(&toolchain, "python"))
+                .args([
+                    "-m",
+                    "ziglang",
+                    "cc",
+                    "-std=c11",
+                    "-O1",
+                    "-g",
+                    "-fsanitize=undefined",
+                ])
+                .args(["-Wall", "-Wextra", "-Werror"])
+                .arg(tests.join("test_json.c"))
+                .arg("-o")
+                .arg(&exe)
+                .env("ZIG_GLOBAL_CACHE_DIR", toolchain.join("zig-cache"))
+                .env("ZIG_LOCAL_CACHE_DIR", toolchain.join("zig-cache")))
+            .context("zig cc failed to build the C SDK's tests")?;
+            run(&mut Command::new(&exe))
+        }
+    }
+    .with_context(|| format!("the {language} SDK's tests failed"))?;
+    // unittest reports on stderr, node and the C tests on stdout.
+    let mut report = String::from_utf8_lossy(&output.stdout).into_owned();
+    report.push_str(&String::from_utf8_lossy(&output.stderr));
+    Ok(report)
 }
 
 /// The `.c` files of a C tool's folder, sorted.

@@ -26,7 +26,7 @@ mod repo;
 mod toolchain;
 
 pub use componentize::componentize;
-pub use example::{build_example, regenerate_c_bindings, test_c_sdk};
+pub use example::{build_example, regenerate_c_bindings, test_sdk};
 pub use language::Language;
 pub use repo::Repo;
 pub use toolchain::install_toolchain;

@@ -2,10 +2,16 @@
 //! and C, with toolchains pinned by the repository and installed into
 //! `.toolchains/`.
 
+use std::fs;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context;
+
 use clap::{Parser, Subcommand};
-use xtask::{Language, Repo, build_example, install_toolchain, regenerate_c_bindings};
+use xtask::{
+    Language, Repo, build_example, componentize, install_toolchain, regenerate_c_bindings, test_sdk,
+};
 
 #[derive(Parser)]
 #[command(
@@ -27,6 +33,17 @@ enum Task {
     BuildExamples { languages: Vec<Language> },
     /// Regenerates guest-sdk/c/bindings/ from wit/ with wit-bindgen-cli.
     CBindings,
+    /// Makes a component of a core module built with the C SDK (what
+    /// `wasm-tools component new` does).
+    Componentize {
+        /// The core module (`zig cc ... -o tool.core.wasm`).
+        input: PathBuf,
+        /// Where to write the component.
+        output: PathBuf,
+    },
+    /// Runs the SDKs' own tests (guest-sdk/<lang>/tests/) natively, with
+    /// the pinned toolchains (all languages unless some are named).
+    TestSdk { languages: Vec<Language> },
 }
 
 fn main() -> ExitCode {
@@ -45,6 +62,11 @@ fn main() -> ExitCode {
         }),
         Task::CBindings => regenerate_c_bindings(&repo).map(|dir| {
             println!("C bindings: {}", dir.display());
+        }),
+        Task::Componentize { input, output } => componentize_file(&input, &output),
+        Task::TestSdk { languages } => each(&languages, |language| {
+            print!("{}", test_sdk(&repo, language)?);
+            Ok(())
         }),
     };
     match result {
@@ -69,5 +91,14 @@ fn each(
     for &language in all {
         task(language)?;
     }
+    Ok(())
+}
+
+/// `input` (a core module) as a component in `output`.
+fn componentize_file(input: &Path, output: &Path) -> anyhow::Result<()> {
+    let core = fs::read(input).with_context(|| format!("cannot read {}", input.display()))?;
+    let component = componentize(&core)?;
+    fs::write(output, &component).with_context(|| format!("cannot write {}", output.display()))?;
+    println!("{} ({} bytes)", output.display(), component.len());
     Ok(())
 }

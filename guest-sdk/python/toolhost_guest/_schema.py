@@ -8,6 +8,8 @@ same annotation checks the value the model sends, so a tool function only
 ever sees arguments of the types it declared.
 """
 
+from __future__ import annotations
+
 import json
 import types
 import typing
@@ -41,7 +43,8 @@ def _unwrap_annotated(hint: Any) -> tuple[Any, str | None]:
 
 def _is_union(hint: Any) -> bool:
     origin = typing.get_origin(hint)
-    return origin is Union or origin is types.UnionType
+    # `X | Y` (types.UnionType) exists from Python 3.10.
+    return origin is Union or origin is getattr(types, "UnionType", Union)
 
 
 def schema_of(hint: Any) -> dict:

@@ -1,5 +1,7 @@
 """The tools of one module: declared once, listed by `tool-info`, run by `call`."""
 
+from __future__ import annotations
+
 import inspect
 import json
 import re
