@@ -412,3 +412,43 @@ fn one_config_loads_the_examples_of_every_language() {
         "cbf43926"
     );
 }
+
+#[test]
+fn the_language_runtime_is_recognised() {
+    let runtime_of = |language| {
+        let bytes = std::fs::read(built(language)).expect("built");
+        toolhost::Producers::of(&bytes).runtime()
+    };
+    let python = runtime_of(Language::Python).expect("recognised");
+    assert!(
+        python.starts_with("Python 3.")
+            && python.ends_with(" (CPython, packed by componentize-py)"),
+        "{python}"
+    );
+    assert_eq!(
+        runtime_of(Language::JavaScript).as_deref(),
+        Some("JavaScript (SpiderMonkey/StarlingMonkey, packed by ComponentizeJS 0.23.0)")
+    );
+    // zig strips the producers section: nothing to tell.
+    assert_eq!(runtime_of(Language::C), None);
+
+    // `inspect` shows it with the size, compile time and imports (none for C).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("inspect")
+        .arg(built(Language::C))
+        .output()
+        .expect("toolhost runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("runtime:      not recognisable (the component names no language)\n"),
+        "{text}"
+    );
+    assert!(text.contains("imports:\n  (none)\n"), "{text}");
+    assert!(text.contains("compile time: "), "{text}");
+    let size = std::fs::metadata(built(Language::C)).expect("built").len();
+    assert!(
+        text.contains(&format!("size:         {size} bytes\n")),
+        "{text}"
+    );
+}
