@@ -123,7 +123,10 @@ function check(schema, value, path) {
 }
 
 function checkString(schema, value, path) {
-  const length = [...value].length;
+  if (schema.minLength === undefined && schema.maxLength === undefined) return;
+  // JSON Schema counts characters (code points), not UTF-16 units.
+  let length = 0;
+  for (const _ of value) length++;
   if (schema.minLength !== undefined && length < schema.minLength) {
     throw new ArgumentError(path, `expected at least ${schema.minLength} characters, got ${length}`);
   }
