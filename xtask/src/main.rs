@@ -19,6 +19,9 @@ use xtask::{
     about = "Builds toolhost's Python, JavaScript and C example tools"
 )]
 struct Cli {
+    /// Install the toolchains here instead of .toolchains/.
+    #[arg(long, global = true, value_name = "DIR")]
+    toolchains: Option<PathBuf>,
     #[command(subcommand)]
     command: Task,
 }
@@ -48,7 +51,10 @@ enum Task {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let repo = Repo::from_manifest_dir();
+    let mut repo = Repo::from_manifest_dir();
+    if let Some(dir) = &cli.toolchains {
+        repo = repo.with_toolchains(dir);
+    }
     let result = match cli.command {
         Task::Toolchains { languages } => each(&languages, |language| {
             let dir = install_toolchain(&repo, language)?;

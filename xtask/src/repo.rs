@@ -8,6 +8,7 @@ use crate::Language;
 #[derive(Clone, Debug)]
 pub struct Repo {
     root: PathBuf,
+    toolchains: PathBuf,
 }
 
 impl Repo {
@@ -19,7 +20,18 @@ impl Repo {
 
     /// The repository at `root`.
     pub fn at(root: impl Into<PathBuf>) -> Repo {
-        Repo { root: root.into() }
+        let root = root.into();
+        let toolchains = root.join(".toolchains");
+        Repo { root, toolchains }
+    }
+
+    /// The same repository with its toolchains installed in `dir` instead
+    /// of `.toolchains/`.
+    pub fn with_toolchains(self, dir: impl Into<PathBuf>) -> Repo {
+        Repo {
+            toolchains: dir.into(),
+            ..self
+        }
     }
 
     /// The repository's top folder.
@@ -44,13 +56,13 @@ impl Repo {
 
     /// `.toolchains/<lang>/`, where the language's toolchain is installed.
     pub fn toolchain_dir(&self, language: Language) -> PathBuf {
-        self.root.join(".toolchains").join(language.dir_name())
+        self.toolchains.join(language.dir_name())
     }
 
     /// `.toolchains/wit-bindgen/`, where `cargo xtask c-bindings` installs
     /// wit-bindgen-cli.
     pub fn wit_bindgen_dir(&self) -> PathBuf {
-        self.root.join(".toolchains").join("wit-bindgen")
+        self.toolchains.join("wit-bindgen")
     }
 
     /// `target/example-tools/`, where the built components go (the path

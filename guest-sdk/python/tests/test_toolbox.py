@@ -99,6 +99,29 @@ class SchemaTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "declared twice"):
             tools.tool(name="twice")(lambda: "")
 
+        async def later() -> str:
+            return ""
+
+        with self.assertRaisesRegex(TypeError, "not async"):
+            tools.tool(later)
+
+    def test_no_parameters(self):
+        tools = Toolbox()
+
+        @tools.tool
+        def ping() -> str:
+            """Answers pong."""
+            return "pong"
+
+        self.assertEqual(
+            infos(tools)["ping"]["parameters"],
+            {"type": "object", "properties": {}, "additionalProperties": False},
+        )
+        self.assertEqual(tools.run("ping", "{}"), (True, "pong"))
+        self.assertEqual(
+            tools.run("ping", '{"x": 1}'), (False, "invalid arguments: unknown field 'x' (expected: none)")
+        )
+
 
 class CallTest(unittest.TestCase):
     def setUp(self):

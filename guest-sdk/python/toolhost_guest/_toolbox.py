@@ -134,6 +134,8 @@ class Toolbox:
             raise ValueError(f"tool name {tool_name!r}: use letters, digits, '_' and '-' only")
         if tool_name in self._tools:
             raise ValueError(f"tool {tool_name!r} is declared twice")
+        if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+            raise TypeError(f"tool {tool_name!r}: tools are plain functions, not async ones")
         if parameters is None:
             schema, hints, required = _derive(func)
         else:
