@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-
 use clap::{Parser, Subcommand};
 use xtask::{
     Language, Repo, build_example, componentize, install_toolchain, regenerate_c_bindings, test_sdk,
@@ -16,6 +15,7 @@ use xtask::{
 #[derive(Parser)]
 #[command(
     name = "cargo xtask",
+    bin_name = "cargo xtask",
     about = "Builds toolhost's Python, JavaScript and C example tools"
 )]
 struct Cli {
