@@ -67,18 +67,13 @@ pub struct Config {
 /// `[cache]`: where the `toolhost` command keeps compiled components. The
 /// command line's `--no-cache` and `--cache-dir` override it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CacheConfig {
     /// Keep compiled components on disk (default `true`).
-    #[serde(default = "enabled_by_default")]
     pub enabled: bool,
     /// The cache directory, relative to the config file; default
     /// `$XDG_CACHE_HOME/toolhost`, else `~/.cache/toolhost`.
     pub dir: Option<PathBuf>,
-}
-
-fn enabled_by_default() -> bool {
-    true
 }
 
 impl Default for CacheConfig {

@@ -6,9 +6,8 @@
 //! machine must have (Python 3.9+, Node.js 18+) is said by the failure
 //! message when it is missing.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 use toolhost::config::LoadedConfig;
@@ -18,29 +17,19 @@ use xtask::{Language, Repo, build_example};
 use crate::common::{call, runtime};
 
 /// Builds `language`'s example once per test run; its component's path.
+/// Other tests wanting the same language wait for that build; different
+/// languages build in parallel.
 fn built(language: Language) -> PathBuf {
-    static BUILT: OnceLock<Mutex<HashMap<Language, Result<PathBuf, String>>>> = OnceLock::new();
-    // One build per language at a time; different languages in parallel.
-    static BUILDING: [Mutex<()>; 3] = [Mutex::new(()), Mutex::new(()), Mutex::new(())];
+    static BUILT: [OnceLock<Result<PathBuf, String>>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let slot = Language::ALL
         .iter()
         .position(|l| *l == language)
         .expect("listed");
-    let _building = BUILDING[slot].lock().unwrap_or_else(|e| e.into_inner());
-    let results = BUILT.get_or_init(Default::default);
-    let known = results
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&language)
-        .cloned();
-    let result = known.unwrap_or_else(|| {
-        let result = build_example(&Repo::at(env!("CARGO_MANIFEST_DIR")), language)
-            .map_err(|e| format!("{e:#}"));
-        let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
-        results.insert(language, result.clone());
-        result
+    let result = BUILT[slot].get_or_init(|| {
+        build_example(&Repo::at(env!("CARGO_MANIFEST_DIR")), language).map_err(|e| format!("{e:#}"))
     });
-    result.unwrap_or_else(|e| {
+    result.clone().unwrap_or_else(|e| {
         panic!(
             "building the {language} example failed: {e}\n\
              (`cargo xtask build-examples {}` builds it by hand; see guest-sdk/{}/README.md)",

@@ -80,17 +80,10 @@ fn build_c(repo: &Repo, venv: &Path, out: &Path) -> Result<()> {
     let sdk = repo.sdk_dir(Language::C);
     let bindings = sdk.join("bindings");
     let core = out.with_extension("core.wasm");
-    let mut command = Command::new(venv_bin(venv, "python"));
+    let mut command = zig_cc(venv);
     command
-        .args([
-            "-m",
-            "ziglang",
-            "cc",
-            "-target",
-            "wasm32-wasi",
-            "-mexec-model=reactor",
-        ])
-        .args(["-std=c11", "-Os", "-s", "-Wall", "-Wextra", "-Werror"])
+        .args(["-target", "wasm32-wasi", "-mexec-model=reactor"])
+        .args(["-Os", "-s"])
         // zig's default stack is 16 MiB, a quarter of a call's default
         // memory limit; 1 MiB is plenty for the SDK (its JSON parser is
         // bounded to 128 levels).
@@ -102,10 +95,7 @@ fn build_c(repo: &Repo, venv: &Path, out: &Path) -> Result<()> {
         .arg(bindings.join("tool.c"))
         .arg(bindings.join("tool_component_type.o"))
         .arg("-o")
-        .arg(&core)
-        // zig's caches stay inside the toolchain's folder.
-        .env("ZIG_GLOBAL_CACHE_DIR", venv.join("zig-cache"))
-        .env("ZIG_LOCAL_CACHE_DIR", venv.join("zig-cache"));
+        .arg(&core);
     run(&mut command).context("zig cc failed to build the C example")?;
     let module = fs::read(&core).with_context(|| format!("cannot read {}", core.display()))?;
     let component = componentize(&module)?;
@@ -138,22 +128,11 @@ pub fn test_sdk(repo: &Repo, language: Language) -> Result<String> {
             } else {
                 "test_json"
             });
-            run(Command::new(venv_bin(&toolchain, "python"))
-                .args([
-                    "-m",
-                    "ziglang",
-                    "cc",
-                    "-std=c11",
-                    "-O1",
-                    "-g",
-                    "-fsanitize=undefined",
-                ])
-                .args(["-Wall", "-Wextra", "-Werror"])
+            run(zig_cc(&toolchain)
+                .args(["-O1", "-g", "-fsanitize=undefined"])
                 .arg(tests.join("test_json.c"))
                 .arg("-o")
-                .arg(&exe)
-                .env("ZIG_GLOBAL_CACHE_DIR", toolchain.join("zig-cache"))
-                .env("ZIG_LOCAL_CACHE_DIR", toolchain.join("zig-cache")))
+                .arg(&exe))
             .context("zig cc failed to build the C SDK's tests")?;
             run(&mut Command::new(&exe))
         }
@@ -163,6 +142,19 @@ pub fn test_sdk(repo: &Repo, language: Language) -> Result<String> {
     let mut report = String::from_utf8_lossy(&output.stdout).into_owned();
     report.push_str(&String::from_utf8_lossy(&output.stderr));
     Ok(report)
+}
+
+/// `zig cc` of the C toolchain in `venv`, strict C11 with warnings as
+/// errors; zig's caches stay inside the toolchain's folder.
+fn zig_cc(venv: &Path) -> Command {
+    let mut command = Command::new(venv_bin(venv, "python"));
+    command
+        .args([
+            "-m", "ziglang", "cc", "-std=c11", "-Wall", "-Wextra", "-Werror",
+        ])
+        .env("ZIG_GLOBAL_CACHE_DIR", venv.join("zig-cache"))
+        .env("ZIG_LOCAL_CACHE_DIR", venv.join("zig-cache"));
+    command
 }
 
 /// The `.c` files of a C tool's folder, sorted.

@@ -162,12 +162,8 @@ class Toolbox:
             return False, f"invalid arguments: expected a JSON object, got {kind(value)}"
         try:
             return True, _encode(tool.run(value))
-        except ArgumentError as e:
+        except (ArgumentError, ToolError) as e:
             return False, str(e)
-        except ToolError as e:
-            return False, str(e)
-        except RecursionError:
-            return False, "RecursionError: maximum recursion depth exceeded"
         except Exception as e:  # noqa: BLE001 - every failure becomes an error text
             return False, f"{type(e).__name__}: {e}"
 
