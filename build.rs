@@ -1,16 +1,19 @@
-//! Builds the example tool modules (`example-tools/`) into WebAssembly
-//! components, so that the `toolhost` library can bundle them and the CLI
-//! works right after `git clone`.
+//! With the `bundled` feature (on by default): builds the example tool
+//! modules (`example-tools/`) into WebAssembly components, so that the
+//! `toolhost` library can bundle them and the command works right after
+//! `git clone`. Writes `$OUT_DIR/bundled.rs`, the list of bundled modules
+//! (empty without the feature), which `src/module/bundled.rs` includes.
 //!
-//! The components are built by a nested `cargo build --release --target
-//! wasm32-wasip2` into `<target>/guests`, a target directory of their own,
-//! so this never waits on the outer build's lock.
+//! The components are built by a nested `cargo build --profile guest
+//! --target wasm32-wasip2` into `<target>/guests`, a target directory of
+//! their own, so this never waits on the outer build's lock.
 
 use std::env;
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The packages under `example-tools/` that are bundled.
+/// The packages under `example-tools/` that are bundled: the one list.
 const BUNDLED: [&str; 3] = ["calc", "text", "json"];
 const GUEST_TARGET: &str = "wasm32-wasip2";
 const GUEST_PROFILE: &str = "guest";
@@ -18,25 +21,54 @@ const GUEST_PROFILE: &str = "guest";
 const PREBUILT_ENV: &str = "TOOLHOST_PREBUILT_GUESTS";
 
 fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    if env::var_os("CARGO_FEATURE_BUNDLED").is_none() {
+        write_list(&out, None);
+        return;
+    }
+    println!("cargo:rerun-if-env-changed={PREBUILT_ENV}");
+    let dir = match env::var_os(PREBUILT_ENV) {
+        Some(dir) => use_prebuilt(&PathBuf::from(dir)),
+        None => build_guests(),
+    };
+    println!("cargo:rustc-env=TOOLHOST_GUEST_DIR={}", dir.display());
+    write_list(&out, Some(&dir));
+}
+
+/// Writes `bundled.rs`: `BUNDLED_MODULES`, each module's bytes included
+/// from `dir` (no modules without a directory).
+fn write_list(out: &Path, dir: Option<&Path>) {
+    let mut list = String::from(
+        "/// The bundled example modules: `calc`, `text` and `json` (none without\n\
+         /// the `bundled` feature).\n\
+         pub const BUNDLED_MODULES: &[BundledModule] = &[\n",
+    );
+    if let Some(dir) = dir {
+        for package in BUNDLED {
+            let wasm = dir.join(format!("{package}.wasm"));
+            writeln!(
+                list,
+                "    BundledModule {{ name: {package:?}, bytes: include_bytes!({:?}) }},",
+                wasm.display().to_string()
+            )
+            .expect("writing to a String");
+        }
+    }
+    list.push_str("];\n");
+    std::fs::write(out.join("bundled.rs"), list).expect("OUT_DIR is writable");
+}
+
+/// Builds the bundled example tools; returns the directory they are in.
+fn build_guests() -> PathBuf {
     let root =
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    for path in [
-        "example-tools/calc",
-        "example-tools/text",
-        "example-tools/json",
-        "guest-sdk/rust",
-        "wit",
-        "Cargo.lock",
-        "build.rs",
-    ] {
+    let examples = BUNDLED.map(|package| format!("example-tools/{package}"));
+    let inputs = ["guest-sdk/rust", "wit", "Cargo.lock"];
+    for path in examples.iter().map(String::as_str).chain(inputs) {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
-    println!("cargo:rerun-if-env-changed={PREBUILT_ENV}");
-    if let Some(dir) = env::var_os(PREBUILT_ENV) {
-        use_prebuilt(&PathBuf::from(dir));
-        return;
-    }
 
     let target_dir = env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -75,8 +107,7 @@ fn main() {
         command.env_remove(var);
     }
 
-    let status = command.status();
-    match status {
+    match command.status() {
         Ok(s) if s.success() => {}
         Ok(s) => fail(&format!("building the example tools failed ({s})")),
         Err(e) => fail(&format!("cannot run cargo to build the example tools: {e}")),
@@ -89,13 +120,13 @@ fn main() {
             fail(&format!("the build did not produce {}", wasm.display()));
         }
     }
-    println!("cargo:rustc-env=TOOLHOST_GUEST_DIR={}", out.display());
+    out
 }
 
 /// Uses example tools built beforehand in `dir` instead of building them:
 /// for builds whose toolchain has no `wasm32-wasip2` standard library (the
 /// fuzz build on nightly) or that must not run a nested cargo.
-fn use_prebuilt(dir: &std::path::Path) {
+fn use_prebuilt(dir: &Path) -> PathBuf {
     for package in BUNDLED {
         let wasm = dir.join(format!("{package}.wasm"));
         if !wasm.is_file() {
@@ -106,7 +137,7 @@ fn use_prebuilt(dir: &std::path::Path) {
         }
         println!("cargo:rerun-if-changed={}", wasm.display());
     }
-    println!("cargo:rustc-env=TOOLHOST_GUEST_DIR={}", dir.display());
+    dir.to_path_buf()
 }
 
 /// Installs the guest target with rustup when its standard library is missing,

@@ -9,9 +9,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use toolhost::{
-    Limits, Runtime, Tool, ToolError, ToolInfo, ToolManager, WasmModule, bundled_module,
+    Arguments, Limits, Runtime, Tool, ToolError, ToolInfo, ToolManager, WasmModule, bundled_module,
 };
 
 struct Echo;
@@ -25,8 +25,8 @@ impl Tool for Echo {
         )]
     }
 
-    fn call(&self, _name: &str, arguments: &Map<String, Value>) -> Result<String, ToolError> {
-        Ok(Value::Object(arguments.clone()).to_string())
+    fn call(&self, _name: &str, arguments: &Arguments) -> Result<String, ToolError> {
+        Ok(Value::Object(arguments.object()?).to_string())
     }
 }
 

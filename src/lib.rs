@@ -11,6 +11,13 @@
 //! - Every call runs in a fresh sandboxed instance under [`Limits`], and
 //!   reaches nothing outside it (files, environment, network) unless its
 //!   module's [`Grants`] allow it. `SECURITY.md` gives the threat model.
+//! - [`ToolManager::call_async`] and its batch forms serve async code (an
+//!   MCP server, say) on the caller's executor, without a thread per call.
+//!
+//! The crate is in layers, each importing only layers below it (see
+//! `ARCHITECTURE.md`): `config` on top; `dispatch` over `registry`;
+//! `module` over `sandbox` over `engine`; `tool`, `policy` and `names`
+//! at the bottom.
 //!
 //! ```
 //! use serde_json::json;
@@ -33,53 +40,37 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod artifact_cache;
-mod bundled;
-mod capture;
+#![warn(missing_docs)]
+
 pub mod config;
-mod controller;
 mod dispatch;
-mod error;
-mod grants;
-mod info;
-mod limits;
-mod load_error;
-mod manager;
+mod engine;
 mod module;
 pub mod names;
-mod network;
-mod producers;
-mod rollout;
-mod runtime;
+mod parallel;
+mod policy;
+mod registry;
 mod sandbox;
-mod shadow;
 mod tool;
 
-pub use artifact_cache::{ArtifactCache, Compiled};
-pub use bundled::{BUNDLED_MODULES, BundledModule, bundled_module};
-pub use capture::Captured;
-pub use controller::{
-    ControllerError, ControllerSpec, Decision, Mode, Rule, RuleSpec, ToolController,
-};
-pub use dispatch::{ParsedCall, parse_arguments, parse_tool_call};
-pub use error::{ToolError, ToolErrorKind};
-pub use grants::{DirGrant, DirMode, Endpoint, Grants, NetworkGrant};
-pub use info::ToolInfo;
-pub use limits::{LimitOverrides, LimitSpec, Limits};
-pub use load_error::{LoadError, LoadErrorKind};
-pub use manager::{DEFAULT_MAX_PARALLEL, RegisterError, Registered, ToolManager};
-pub use module::WasmModule;
-pub use producers::Producers;
-pub use rollout::{tool_calls_of, tool_message};
-pub use runtime::Runtime;
-pub use tool::Tool;
-
-/// A wasmtime error as one line: its causes joined by `: `, without the wasm backtrace.
-pub(crate) fn describe_error(error: &wasmtime::Error) -> String {
-    let parts: Vec<String> = error
-        .chain()
-        .map(|cause| cause.to_string())
-        .filter(|text| !text.starts_with("error while executing at wasm backtrace"))
-        .collect();
-    parts.join(": ")
+/// The OpenAI message shapes: taking a tool call apart, the tool calls of an
+/// assistant message, the tool message that answers one.
+pub mod openai {
+    pub use crate::dispatch::{ParsedCall, parse_tool_call, tool_calls_of, tool_message};
 }
+
+pub use engine::{ArtifactCache, Compiled};
+pub use module::{
+    BUNDLED_MODULES, BundledModule, LoadError, LoadErrorKind, ModuleSource, Producers, WasmModule,
+    bundled_module,
+};
+pub use policy::{
+    Access, Applies, DirAccess, DirGrant, DirMode, Endpoint, Grants, LimitOverrides, LimitSpec,
+    Limits, NetworkGrant,
+};
+pub use registry::{
+    ControllerError, ControllerSpec, DEFAULT_MAX_PARALLEL, Decision, Mode, RegisterError,
+    Registered, Rule, RuleSpec, ToolController, ToolManager,
+};
+pub use sandbox::Runtime;
+pub use tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};

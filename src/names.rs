@@ -6,6 +6,8 @@
 //! underscore, the first underscore of an exposed name always splits the
 //! module from the tool, so no module can claim another module's names.
 
+use std::path::Path;
+
 /// The longest exposed tool name OpenAI accepts.
 pub const MAX_EXPOSED_NAME_LEN: usize = 64;
 
@@ -48,15 +50,23 @@ pub fn check_tool_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The exposed name of tool `tool` of module `module`, checked for length.
-pub fn exposed_name(module: &str, tool: &str) -> Result<String, String> {
-    let name = format!("{module}_{tool}");
+/// Checks an exposed name, the name a model calls a tool by: the
+/// characters of a tool name, and at most [`MAX_EXPOSED_NAME_LEN`] of them.
+pub fn check_exposed_name(name: &str) -> Result<(), String> {
+    check_tool_name(name)?;
     if name.len() > MAX_EXPOSED_NAME_LEN {
         return Err(format!(
             "exposed name '{name}' is {} characters long; the limit is {MAX_EXPOSED_NAME_LEN}",
             name.len()
         ));
     }
+    Ok(())
+}
+
+/// The exposed name of tool `tool` of module `module`, checked.
+pub fn exposed_name(module: &str, tool: &str) -> Result<String, String> {
+    let name = format!("{module}_{tool}");
+    check_exposed_name(&name)?;
     Ok(name)
 }
 
@@ -65,12 +75,17 @@ pub fn split_exposed(name: &str) -> Option<(&str, &str)> {
     name.split_once('_')
 }
 
-/// The module name for a file: its stem, lowercased, with every character
-/// other than `a-z`, `0-9` and `-` (such as `_` or `.`) turned into `-`.
+/// The module name for the component file at `path`: its stem,
+/// lowercased, with every character other than `a-z`, `0-9` and `-` (such
+/// as `_` or `.`) turned into `-`.
 ///
 /// The result may still be invalid (empty, or starting with a digit); then
 /// the operator names the module in the config.
-pub fn module_name_from_stem(stem: &str) -> String {
+pub fn module_name_for_file(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
     stem.chars()
         .map(|c| c.to_ascii_lowercase())
         .map(|c| {
@@ -128,8 +143,9 @@ mod tests {
 
     #[test]
     fn stems_become_module_names() {
-        assert_eq!(module_name_from_stem("My_Tools"), "my-tools");
-        assert_eq!(module_name_from_stem("calc-v2.0"), "calc-v2-0");
-        assert_eq!(module_name_from_stem("wé"), "w-");
+        let name = |p: &str| module_name_for_file(Path::new(p));
+        assert_eq!(name("dir/My_Tools.wasm"), "my-tools");
+        assert_eq!(name("calc-v2.0.wasm"), "calc-v2-0");
+        assert_eq!(name("wé.wasm"), "w-");
     }
 }

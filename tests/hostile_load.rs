@@ -148,7 +148,7 @@ fn manager(root: &Path) -> ToolManager {
     };
     let module = load_guest("guest-hostile", "h", limits)
         .expect("hostile guest loads")
-        .with_grants(grants.resolve(root).expect("grants resolve"));
+        .with_access(grants.resolve(root).expect("grants resolve"));
     let mut manager = bundled_manager();
     manager.register(module).unwrap();
     manager

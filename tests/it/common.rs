@@ -1,27 +1,11 @@
 //! Shared fixtures: the runtime, the bundled manager and the test guests.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 use toolhost::{Limits, Runtime, ToolManager, WasmModule, config::LoadedConfig};
-
-/// The test guests under `tests/guests/`, built once per test run.
-const TEST_GUESTS: &[&str] = &[
-    "guest-hostile",
-    "guest-info-trap",
-    "guest-info-spin",
-    "guest-info-bad-json",
-    "guest-info-bad-name",
-    "guest-info-duplicate",
-    "guest-info-many",
-    "guest-unknown-import",
-    "guest-extra-export",
-    "guest-wrong-world",
-    "guest-wrong-signature",
-];
+pub use toolhost_testkit::guest;
 
 /// One runtime for the whole test binary, as an application would have.
 pub fn runtime() -> &'static Runtime {
@@ -39,60 +23,6 @@ pub fn bundled_manager() -> ToolManager {
                 .expect("bundled modules load")
         })
         .copy()
-}
-
-/// The directory the guest components are built into (beside the bundled ones).
-fn guest_dir() -> PathBuf {
-    PathBuf::from(env!("TOOLHOST_GUEST_DIR"))
-}
-
-/// The path of test guest `package` (e.g. `guest-hostile`), building the test guests on first use.
-pub fn guest(package: &str) -> PathBuf {
-    static BUILT: Mutex<bool> = Mutex::new(false);
-    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if !*built {
-        build_test_guests();
-        *built = true;
-    }
-    guest_dir().join(format!("{}.wasm", package.replace('-', "_")))
-}
-
-fn build_test_guests() {
-    let dir = guest_dir();
-    // <target>/guests/wasm32-wasip2/guest -> <target>/guests
-    let target_dir = dir
-        .parent()
-        .and_then(Path::parent)
-        .expect("guest dir has two parents");
-    let cargo = option_env!("CARGO").unwrap_or("cargo");
-    let mut command = Command::new(cargo);
-    command
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "build",
-            "--profile",
-            "guest",
-            "--target",
-            "wasm32-wasip2",
-            "--target-dir",
-        ])
-        .arg(target_dir);
-    for package in TEST_GUESTS {
-        command.args(["-p", package]);
-    }
-    for var in [
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-    ] {
-        command.env_remove(var);
-    }
-    let status = command.status().expect("cargo runs");
-    assert!(
-        status.success(),
-        "building the test guests failed: {status}"
-    );
 }
 
 /// Loads test guest `package` as module `name` with `limits`.

@@ -1,4 +1,4 @@
-//! ToolController: the examples of seed 002, with a real manager.
+//! ToolController: the documented examples, with a real manager.
 
 use serde_json::json;
 use toolhost::{Mode, ToolController};
@@ -6,7 +6,7 @@ use toolhost::{Mode, ToolController};
 use crate::common::{bundled_manager, call};
 
 #[test]
-fn seed_construction_example() {
+fn documented_construction_example() {
     let controller = ToolController::from_json(&json!({
         "default_mode": "deactivate",
         "rules": [
@@ -33,7 +33,7 @@ fn seed_construction_example() {
 }
 
 #[test]
-fn seed_priority_example() {
+fn documented_priority_example() {
     let controller = ToolController::new(
         Mode::Deactivate,
         [(Mode::Activate, "math_*"), (Mode::Deactivate, "math_add")],
@@ -43,7 +43,7 @@ fn seed_priority_example() {
 }
 
 #[test]
-fn seed_dynamic_management_example() {
+fn documented_dynamic_management_example() {
     let manager = bundled_manager();
     manager.set_controller(ToolController::new(Mode::Deactivate, []).unwrap());
     manager.activate_tool("text_translator").unwrap();
@@ -53,7 +53,7 @@ fn seed_dynamic_management_example() {
 }
 
 #[test]
-fn seed_filter_example() {
+fn documented_filter_example() {
     let controller = ToolController::new(Mode::Deactivate, [(Mode::Activate, "math_*")]).unwrap();
     let all_tools = vec![
         json!({"name": "math_add"}),

@@ -37,7 +37,7 @@ fn readme_limits_table_matches_the_code() {
             row,
             &(
                 spec.key.to_string(),
-                spec.applies_to.to_string(),
+                spec.applies.as_str().to_string(),
                 spec.default,
                 spec.max
             )

@@ -9,7 +9,7 @@ use crate::common::{call, hostile};
 
 /// A manager with the hostile guest (module `h`), granted `grants` (resolved against `base`).
 fn granted(grants: Grants, base: &Path) -> ToolManager {
-    let module = hostile().with_grants(grants.resolve(base).expect("grants resolve"));
+    let module = hostile().with_access(grants.resolve(base).expect("grants resolve"));
     let mut manager = ToolManager::new();
     manager.register(module).unwrap();
     manager
@@ -202,10 +202,10 @@ fn grants_in_the_config() {
         toolhost::config::LoadedConfig::discover(Some(&root.path().join("toolhost.toml"))).unwrap();
     let modules = loaded.load_modules(crate::common::runtime()).unwrap();
     assert_eq!(
-        modules[0].grants().dirs[0].host,
+        modules[0].access().dirs[0].host,
         root.path().join("data").canonicalize().unwrap()
     );
-    assert_eq!(modules[0].grants().env["A"], "1");
+    assert_eq!(modules[0].access().env["A"], "1");
     let bad = "[[modules]]\nbundled = \"calc\"\n[modules.grants]\ndirs = [{ host = \"missing\", guest = \"/data\" }]\n";
     std::fs::write(root.path().join("bad.toml"), bad).unwrap();
     let loaded =
@@ -228,7 +228,7 @@ fn grants_belong_to_one_module_only() {
     let root = tree();
     let rich = crate::common::load_guest("guest-hostile", "rich", crate::common::tight_limits())
         .unwrap()
-        .with_grants(
+        .with_access(
             Grants {
                 env: [("TOKEN".to_string(), "t-1".to_string())].into(),
                 ..dir(DirMode::Rw)

@@ -1,12 +1,12 @@
 //! Limits: each per-call and per-load limit is enforced, with an error that names it.
 
-use serde_json::{Map, Value, json};
-use toolhost::{Limits, LoadErrorKind, Tool, ToolErrorKind, WasmModule};
+use serde_json::{Value, json};
+use toolhost::{Arguments, Limits, LoadErrorKind, Tool, ToolErrorKind, WasmModule};
 
 use crate::common::{guest, load_guest, logs_of, runtime};
 
-fn args(value: Value) -> Map<String, Value> {
-    serde_json::from_value(value).unwrap()
+fn args(value: Value) -> Arguments {
+    Arguments::from_object(value.as_object().expect("an object"))
 }
 
 fn hostile_with(name: &str, limits: Limits) -> WasmModule {

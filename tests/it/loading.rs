@@ -97,7 +97,7 @@ fn extra_exports_are_ignored() {
         infos[0].parameters,
         serde_json::json!({"type": "object", "properties": {}})
     );
-    let args = serde_json::from_str(r#"{"x": 1}"#).unwrap();
+    let args = toolhost::Arguments::from_object(&serde_json::from_str(r#"{"x": 1}"#).unwrap());
     assert_eq!(module.call("extra_echo", &args).unwrap(), r#"echo:{"x":1}"#);
 }
 

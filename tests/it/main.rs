@@ -1,7 +1,7 @@
 //! Integration tests: the host against real components built from this repo.
 
+mod async_calls;
 mod cache;
-mod cli;
 mod common;
 mod concurrency;
 mod controller;

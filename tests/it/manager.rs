@@ -1,13 +1,13 @@
-//! ToolManager: the examples of seed 000, registry operations and dispatch errors.
+//! ToolManager: the documented examples, registry operations and dispatch errors.
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
-use toolhost::{RegisterError, Tool, ToolError, ToolErrorKind, ToolInfo, ToolManager};
+use serde_json::{Value, json};
+use toolhost::{Arguments, RegisterError, Tool, ToolError, ToolErrorKind, ToolInfo, ToolManager};
 
 use crate::common::{bundled_manager, call, tool_call};
 
-/// The seed's SearchTool, as a native Rust tool.
+/// The documented SearchTool, as a native Rust tool.
 struct SearchTool;
 
 impl Tool for SearchTool {
@@ -19,14 +19,15 @@ impl Tool for SearchTool {
         )]
     }
 
-    fn call(&self, _name: &str, arguments: &Map<String, Value>) -> Result<String, ToolError> {
+    fn call(&self, _name: &str, arguments: &Arguments) -> Result<String, ToolError> {
+        let arguments = arguments.object()?;
         let query = arguments.get("query").and_then(Value::as_str).unwrap_or("");
         Ok(format!("搜索结果：{query}"))
     }
 }
 
 #[test]
-fn seed_dispatch_example() {
+fn documented_dispatch_example() {
     let mut manager = ToolManager::new();
     manager.register(SearchTool).unwrap();
     let call = json!({
@@ -38,7 +39,7 @@ fn seed_dispatch_example() {
 }
 
 #[test]
-fn seed_error_cases_return_strings() {
+fn documented_error_cases_return_strings() {
     let mut manager = bundled_manager();
     manager.register(SearchTool).unwrap();
     // Unknown tool.
@@ -63,7 +64,7 @@ fn seed_error_cases_return_strings() {
 }
 
 #[test]
-fn malformed_calls_and_arguments_get_the_seed_errors() {
+fn malformed_calls_and_arguments_get_the_documented_errors() {
     let manager = bundled_manager();
     let cases = [
         (json!([]), "Error: tool_call must be an object, got array."),
@@ -178,7 +179,7 @@ fn replace_is_on_purpose() {
                 ToolInfo::empty_parameters(),
             )]
         }
-        fn call(&self, _: &str, _: &Map<String, Value>) -> Result<String, ToolError> {
+        fn call(&self, _: &str, _: &Arguments) -> Result<String, ToolError> {
             Ok("other".into())
         }
     }

@@ -17,7 +17,7 @@ fn granted(allow: &[String]) -> ToolManager {
         },
         ..Grants::default()
     };
-    let module = hostile().with_grants(grants.resolve(Path::new(".")).expect("grants resolve"));
+    let module = hostile().with_access(grants.resolve(Path::new(".")).expect("grants resolve"));
     let mut manager = ToolManager::new();
     manager.register(module).unwrap();
     manager

@@ -209,7 +209,7 @@ fn fuel_covers_instantiation_too() {
         module
             .call(
                 "poor_add",
-                &serde_json::from_value(json!({"a": 1, "b": 2})).unwrap()
+                &toolhost::Arguments::from_json(r#"{"a": 1, "b": 2}"#).unwrap()
             )
             .is_ok()
     );
@@ -226,7 +226,7 @@ fn fuel_covers_instantiation_too() {
     let err = starved
         .call(
             "starved_add",
-            &serde_json::from_value(json!({"a": 1, "b": 2})).unwrap(),
+            &toolhost::Arguments::from_json(r#"{"a": 1, "b": 2}"#).unwrap(),
         )
         .unwrap_err();
     assert_eq!(

@@ -1,0 +1,101 @@
+//! The command line's arguments (clap), and which subcommand runs.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code of a call whose result is an error string.
+pub const EXIT_TOOL_ERROR: u8 = 1;
+/// Exit code of a usage, config or load error.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Run LLM tools compiled to WebAssembly components, each call in a fresh sandbox.
+///
+/// Without --config, toolhost reads ./toolhost.toml if it exists, else it
+/// serves the bundled example tools (calc, text, json).
+#[derive(Debug, Parser)]
+#[command(name = "toolhost", version, about, long_about = None)]
+pub struct Cli {
+    /// The config file (default: ./toolhost.toml, else the bundled tools).
+    #[arg(long, short = 'c', global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Activate tools matching PATTERN ahead of every config rule (repeatable).
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub activate: Vec<String>,
+
+    /// Compile every component anew instead of using the on-disk compile cache.
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+
+    /// Where compiled components are kept (default: $XDG_CACHE_HOME/toolhost,
+    /// else ~/.cache/toolhost). Must be a directory only you can write.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Deactivate tools matching PATTERN ahead of every config rule (repeatable;
+    /// applied after --activate, so it wins for a name given to both).
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub deactivate: Vec<String>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every tool: exposed name, active or not, description.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Also show each module's grants and limits (never environment values).
+        #[arg(long, short = 'v')]
+        verbose: bool,
+    },
+    /// Print the JSON array of active tool schemas (what an application sends to a model).
+    Schemas,
+    /// Call one tool and print its result (exit 1 if the result is an error).
+    Call {
+        /// The exposed tool name, e.g. calc_evaluate.
+        name: String,
+        /// The arguments as a JSON object (default: {}).
+        arguments: Option<String>,
+    },
+    /// Read an OpenAI tool call, an assistant message with tool_calls, or an
+    /// array of tool calls from stdin; print the tool message(s) as JSON.
+    Dispatch,
+    /// Compile every module of the config into the compile cache ahead of
+    /// time (in parallel), and say which were compiled and which were cached.
+    Compile,
+    /// Show a component's tools, WASI imports, size and compile time; with
+    /// --config, also what the config grants it and its limits.
+    Inspect {
+        /// The component file, or the name of a module in the config (or a
+        /// bundled module).
+        file: PathBuf,
+    },
+}
+
+/// Runs the parsed command; `Err` is a usage or config error (exit 2).
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let setup = crate::commands::Setup {
+        config: cli.config.as_deref(),
+        activate: &cli.activate,
+        deactivate: &cli.deactivate,
+        compile_cache: !cli.no_cache,
+        cache_dir: cli.cache_dir.as_deref(),
+    };
+    match &cli.command {
+        Command::List { json, verbose } => crate::commands::list(&setup, *json, *verbose),
+        Command::Schemas => crate::commands::schemas(&setup),
+        Command::Call { name, arguments } => {
+            crate::commands::call(&setup, name, arguments.as_deref())
+        }
+        Command::Dispatch => crate::commands::dispatch(&setup),
+        Command::Compile => crate::commands::compile(&setup),
+        Command::Inspect { file } => crate::commands::inspect(&setup, file),
+    }
+}

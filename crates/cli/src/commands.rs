@@ -1,0 +1,343 @@
+//! The subcommands. Each returns the exit code, or an error for exit 2.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use toolhost::config::{LoadedConfig, ModuleEntry};
+use toolhost::{Compiled, ModuleSource, Runtime, Tool, ToolManager, WasmModule, bundled_module};
+
+use crate::args::EXIT_TOOL_ERROR;
+use crate::describe::{access_json, access_lines, limit_lines};
+
+/// The most bytes `dispatch` reads from stdin.
+const MAX_STDIN_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What every command that serves tools starts from: the config and the
+/// operator's overrides from the command line.
+pub struct Setup<'a> {
+    pub config: Option<&'a Path>,
+    pub activate: &'a [String],
+    pub deactivate: &'a [String],
+    pub compile_cache: bool,
+    pub cache_dir: Option<&'a Path>,
+}
+
+impl Setup<'_> {
+    /// The runtime: with the compile cache unless it is turned off (by
+    /// `--no-cache` or the config's `[cache] enabled = false`) or cannot be
+    /// set up (then every run compiles anew, with a warning). The directory:
+    /// `--cache-dir`, else the config's `[cache] dir`, else the default.
+    fn runtime(&self, loaded: &LoadedConfig) -> anyhow::Result<Runtime> {
+        let enabled =
+            self.compile_cache && (self.cache_dir.is_some() || loaded.config.cache.enabled);
+        if enabled {
+            let dir = self
+                .cache_dir
+                .map(Path::to_path_buf)
+                .or_else(|| loaded.cache_dir());
+            let cached = match dir {
+                Some(dir) => Runtime::with_cache_dir(dir),
+                None => Runtime::with_compile_cache(),
+            };
+            match cached {
+                Ok(runtime) => return Ok(runtime),
+                Err(e) => tracing::warn!("compile cache unavailable, compiling every time: {e:#}"),
+            }
+        }
+        Runtime::new().context("cannot start the WebAssembly runtime")
+    }
+}
+
+fn manager(setup: &Setup<'_>) -> anyhow::Result<ToolManager> {
+    Ok(serve(setup)?.0)
+}
+
+/// The config's modules (with their entries) and a manager serving them.
+fn serve(setup: &Setup<'_>) -> anyhow::Result<(ToolManager, Vec<(ModuleEntry, WasmModule)>)> {
+    let loaded = LoadedConfig::discover(setup.config)?;
+    let runtime = setup.runtime(&loaded)?;
+    let modules = loaded.load_modules(&runtime)?;
+    let manager = loaded.manager_for(modules.clone())?;
+    let modules = loaded.module_entries().into_iter().zip(modules).collect();
+    for pattern in setup.activate {
+        manager.activate_tool(pattern).context("--activate")?;
+    }
+    for pattern in setup.deactivate {
+        manager.deactivate_tool(pattern).context("--deactivate")?;
+    }
+    Ok((manager, modules))
+}
+
+fn print(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()?;
+    Ok(())
+}
+
+fn exit_for(failed: bool) -> ExitCode {
+    if failed {
+        ExitCode::from(EXIT_TOOL_ERROR)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+pub fn list(setup: &Setup<'_>, as_json: bool, verbose: bool) -> anyhow::Result<ExitCode> {
+    let (manager, modules) = serve(setup)?;
+    if as_json {
+        let rows: Vec<Value> = manager
+            .registered()
+            .map(|t| {
+                json!({
+                    "name": t.info.name,
+                    "active": manager.check_tool_status(&t.info.name),
+                    "description": t.info.description,
+                })
+            })
+            .collect();
+        let output = if verbose {
+            let modules: Vec<Value> = modules
+                .iter()
+                .map(|(entry, module)| {
+                    json!({
+                        "name": module.name(),
+                        "source": entry.describe_source(),
+                        "grants": access_json(module.access()),
+                        "limits": module.limits(),
+                    })
+                })
+                .collect();
+            json!({"tools": rows, "modules": modules})
+        } else {
+            Value::Array(rows)
+        };
+        print(&serde_json::to_string_pretty(&output)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let width = manager
+        .registered()
+        .map(|t| t.info.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    print(&format!("{:width$}  {:8}  DESCRIPTION", "NAME", "STATUS"))?;
+    for tool in manager.registered() {
+        let status = if manager.check_tool_status(&tool.info.name) {
+            "active"
+        } else {
+            "inactive"
+        };
+        let summary = tool.info.description.lines().next().unwrap_or("");
+        print(&format!("{:width$}  {status:8}  {summary}", tool.info.name))?;
+    }
+    if verbose {
+        for (entry, module) in &modules {
+            print("")?;
+            print(&format!(
+                "module {} ({})",
+                module.name(),
+                entry.describe_source()
+            ))?;
+            print_section("granted", &access_lines(module.access()))?;
+            print_section(
+                "limits (* = not the default)",
+                &limit_lines(module.limits()),
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_section(title: &str, lines: &[String]) -> anyhow::Result<()> {
+    print(&format!("  {title}:"))?;
+    for line in lines {
+        print(&format!("    {line}"))?;
+    }
+    Ok(())
+}
+
+pub fn schemas(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
+    let manager = manager(setup)?;
+    print(&serde_json::to_string_pretty(&manager.tool_infos())?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn call(setup: &Setup<'_>, name: &str, arguments: Option<&str>) -> anyhow::Result<ExitCode> {
+    let manager = manager(setup)?;
+    let arguments = arguments.map(|a| Value::String(a.to_string()));
+    match manager.call_tool(name, arguments.as_ref()) {
+        Ok(result) => {
+            print(&result)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            print(&error.to_string())?;
+            Ok(exit_for(true))
+        }
+    }
+}
+
+pub fn dispatch(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
+    let mut input = String::new();
+    std::io::stdin()
+        .take(MAX_STDIN_BYTES + 1)
+        .read_to_string(&mut input)
+        .context("cannot read stdin")?;
+    if input.len() as u64 > MAX_STDIN_BYTES {
+        bail!("stdin is larger than {MAX_STDIN_BYTES} bytes");
+    }
+    let value: Value = serde_json::from_str(&input)
+        .context("stdin is not JSON: give a tool call, an assistant message with tool_calls, or an array of tool calls")?;
+    let manager = manager(setup)?;
+    let single = value.get("function").is_some() && value.get("tool_calls").is_none();
+    let messages = manager
+        .call_message(&value)
+        .map_err(|e| anyhow::anyhow!("{}", e.message()))?;
+    let failed = messages.iter().any(|m| {
+        m["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("Error: "))
+    });
+    let output = if single {
+        messages[0].clone()
+    } else {
+        Value::Array(messages)
+    };
+    print(&serde_json::to_string_pretty(&output)?)?;
+    Ok(exit_for(failed))
+}
+
+pub fn compile(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
+    let loaded = LoadedConfig::discover(setup.config)?;
+    let runtime = setup.runtime(&loaded)?;
+    let Some(cache) = runtime.cache() else {
+        bail!(
+            "the compile cache is off (--no-cache or [cache] enabled = false) or unavailable \
+             (see the warning above); nothing to fill"
+        );
+    };
+    let started = std::time::Instant::now();
+    let modules = loaded.load_modules(&runtime)?;
+    for module in &modules {
+        let how = match module.compiled() {
+            Compiled::Fresh => "compiled",
+            Compiled::Cached => "cached",
+        };
+        print(&format!(
+            "{:16} {how:8} {:8.1} ms  {} bytes",
+            module.name(),
+            module.compile_time().as_secs_f64() * 1000.0,
+            module.size()
+        ))?;
+    }
+    print(&format!(
+        "{} modules in {:.1} s; cache: {}",
+        modules.len(),
+        started.elapsed().as_secs_f64(),
+        cache.dir().display()
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {
+    // Always compile here: the compile time is part of what inspect reports.
+    let runtime = Runtime::new().context("cannot start the WebAssembly runtime")?;
+    let (module, note) = inspected_module(setup, &runtime, file)?;
+    print(&format!("module:       {}", module.name()))?;
+    print(&format!("file:         {}", file.display()))?;
+    print(&format!("size:         {} bytes", module.size()))?;
+    let runtime_line = module
+        .producers()
+        .runtime()
+        .unwrap_or_else(|| "not recognisable (the component names no language)".into());
+    print(&format!("runtime:      {runtime_line}"))?;
+    print(&format!(
+        "compile time: {:.1} ms",
+        module.compile_time().as_secs_f64() * 1000.0
+    ))?;
+    print("imports:")?;
+    if module.imports().is_empty() {
+        print("  (none)")?;
+    }
+    for import in module.imports() {
+        print(&format!("  {import}"))?;
+    }
+    print("granted:")?;
+    match note {
+        Some(note) => print(&format!("  nothing: {note}"))?,
+        None => {
+            for line in access_lines(module.access()) {
+                print(&format!("  {line}"))?;
+            }
+        }
+    }
+    print("limits (* = not the default):")?;
+    for line in limit_lines(module.limits()) {
+        print(&format!("  {line}"))?;
+    }
+    print("tools:")?;
+    for info in module.infos() {
+        let local = module.local_name(&info.name).unwrap_or(&info.name);
+        print(&format!("  {} (local name '{local}')", info.name))?;
+        for line in info.description.lines() {
+            print(&format!("    {line}"))?;
+        }
+        print(&format!("    parameters: {}", info.parameters))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Loads what `inspect` shows: with `--config`, the config's module for
+/// `file` (by path or name) with its grants and limits; otherwise the file
+/// (or a bundled module) with default limits and nothing granted, and a note
+/// saying why nothing is granted.
+fn inspected_module(
+    setup: &Setup<'_>,
+    runtime: &Runtime,
+    file: &Path,
+) -> anyhow::Result<(WasmModule, Option<String>)> {
+    let loaded = match setup.config {
+        Some(path) => LoadedConfig::discover(Some(path))?,
+        None => LoadedConfig::default(),
+    };
+    let base = loaded.base_dir();
+    if let Some(entry) = config_entry(&loaded, file) {
+        let module = entry.load(runtime, base, loaded.config.limits)?;
+        return Ok((module, None));
+    }
+    let note = match setup.config {
+        Some(config) => format!("it is not a module of {}", config.display()),
+        None => "give --config FILE to see what a config grants it".to_string(),
+    };
+    let source = if file.exists() {
+        ModuleSource::File(file.to_path_buf())
+    } else if bundled_module(&file.to_string_lossy()).is_some() {
+        ModuleSource::Bundled(file.to_string_lossy().into_owned())
+    } else {
+        bail!(
+            "{} is neither a file nor a module of the config (or a bundled module)",
+            file.display()
+        )
+    };
+    let module = source.load(runtime, None, loaded.config.limits)?;
+    Ok((module, Some(note)))
+}
+
+/// The config's entry for `file`: the same file, or a module of that name.
+fn config_entry(loaded: &LoadedConfig, file: &Path) -> Option<ModuleEntry> {
+    let wanted = file.canonicalize().ok();
+    let base = loaded.base_dir();
+    loaded.module_entries().into_iter().find(|entry| {
+        let same_file = match (&entry.path, &wanted) {
+            (Some(path), Some(wanted)) => {
+                base.join(path).canonicalize().ok().as_ref() == Some(wanted)
+            }
+            _ => false,
+        };
+        same_file || entry.module_name().ok().as_deref() == file.to_str()
+    })
+}

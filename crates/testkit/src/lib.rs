@@ -1,0 +1,103 @@
+//! Test support shared by toolhost's test suites (the library's and the
+//! command's): the workspace's paths and the test guest components under
+//! `tests/guests/`, built on first use.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+/// The test guests under `tests/guests/`, built together on first use.
+const TEST_GUESTS: &[&str] = &[
+    "guest-hostile",
+    "guest-info-trap",
+    "guest-info-spin",
+    "guest-info-bad-json",
+    "guest-info-bad-name",
+    "guest-info-duplicate",
+    "guest-info-many",
+    "guest-unknown-import",
+    "guest-extra-export",
+    "guest-wrong-world",
+    "guest-wrong-signature",
+];
+
+/// The workspace root (the repository's top folder).
+pub fn workspace_root() -> &'static Path {
+    Path::new(env!("TESTKIT_WORKSPACE_ROOT"))
+}
+
+/// Where guest components are built: `<target>/guests`, the target
+/// directory `build.rs` uses for the bundled example tools.
+fn guest_target_dir() -> PathBuf {
+    Path::new(env!("TESTKIT_TARGET_DIR")).join("guests")
+}
+
+/// The path of test guest `package` (e.g. `guest-hostile`), building the
+/// test guests on first use.
+pub fn guest(package: &str) -> PathBuf {
+    static BUILT: Mutex<bool> = Mutex::new(false);
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if !*built {
+        build_test_guests();
+        *built = true;
+    }
+    guest_target_dir()
+        .join("wasm32-wasip2/guest")
+        .join(format!("{}.wasm", package.replace('-', "_")))
+}
+
+fn build_test_guests() {
+    let cargo = std::env::var_os("CARGO")
+        .or_else(|| option_env!("CARGO").map(Into::into))
+        .unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(workspace_root())
+        .args([
+            "build",
+            "--profile",
+            "guest",
+            "--target",
+            "wasm32-wasip2",
+            "--target-dir",
+        ])
+        .arg(guest_target_dir());
+    for package in TEST_GUESTS {
+        command.args(["-p", package]);
+    }
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_TARGET_DIR",
+    ] {
+        command.env_remove(var);
+    }
+    let status = command.status().expect("cargo runs");
+    assert!(
+        status.success(),
+        "building the test guests failed: {status}"
+    );
+}
+
+/// The files in `dir`, sorted.
+pub fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    files.sort();
+    files
+}
+
+/// A new directory `name` in `parent` that every user may write (mode 0777).
+#[cfg(unix)]
+pub fn world_writable_dir(parent: &Path, name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = parent.join(name);
+    std::fs::create_dir(&dir).expect("the directory is new");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777))
+        .expect("its mode can be set");
+    dir
+}

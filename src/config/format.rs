@@ -1,0 +1,206 @@
+//! The format of `toolhost.toml` and its validation: what each key means
+//! and which values are accepted. Reading the file and loading what it
+//! names is [`load`](super::load)'s job.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::module::ModuleSource;
+use crate::names;
+use crate::policy::{Grants, LimitOverrides, Limits};
+use crate::registry::ToolController;
+
+/// The parsed `toolhost.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Default limits for every module.
+    #[serde(default)]
+    pub limits: Limits,
+    /// Which tools are active.
+    #[serde(default)]
+    pub controller: ToolController,
+    /// The modules to load. With no config file at all, the bundled ones.
+    #[serde(default)]
+    pub modules: Vec<ModuleEntry>,
+    /// The compile cache of the command-line program.
+    #[serde(default)]
+    pub cache: CacheConfig,
+}
+
+/// `[cache]`: where the `toolhost` command keeps compiled components. The
+/// command line's `--no-cache` and `--cache-dir` override it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Keep compiled components on disk (default `true`).
+    pub enabled: bool,
+    /// The cache directory, relative to the config file; default
+    /// `$XDG_CACHE_HOME/toolhost`, else `~/.cache/toolhost`.
+    pub dir: Option<PathBuf>,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            dir: None,
+        }
+    }
+}
+
+/// One `[[modules]]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModuleEntry {
+    /// The module name; default: the file stem (or the bundled name).
+    pub name: Option<String>,
+    /// The component file, relative to the config file.
+    pub path: Option<PathBuf>,
+    /// A bundled example module instead of a file: `calc`, `text` or `json`.
+    pub bundled: Option<String>,
+    /// Overrides of the default limits for this module.
+    #[serde(default)]
+    pub limits: LimitOverrides,
+    /// What this module's calls may reach; nothing unless granted.
+    #[serde(default)]
+    pub grants: Grants,
+}
+
+impl Config {
+    /// Parses and checks config text; the error names the key.
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        let config: Config =
+            toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks limits, module entries and names.
+    pub fn validate(&self) -> Result<(), String> {
+        self.limits
+            .validate()
+            .map_err(|e| format!("[limits]: {e}"))?;
+        let mut seen = HashSet::new();
+        for (i, entry) in self.modules.iter().enumerate() {
+            let at = format!("[[modules]] #{}", i + 1);
+            entry
+                .limits
+                .apply(self.limits)
+                .validate()
+                .map_err(|e| format!("{at} limits: {e}"))?;
+            entry
+                .grants
+                .network
+                .endpoints()
+                .map_err(|e| format!("{at}: {e}"))?;
+            let name = entry.module_name().map_err(|e| format!("{at}: {e}"))?;
+            names::check_module_name(&name).map_err(|e| format!("{at}: {e}"))?;
+            if !seen.insert(name.clone()) {
+                return Err(format!("{at}: module name '{name}' is used twice"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ModuleEntry {
+    /// Where the component comes from: `path` (relative to `base`) or
+    /// `bundled`; the error says what is missing or too much.
+    pub fn source(&self, base: &Path) -> Result<ModuleSource, String> {
+        match (&self.path, &self.bundled) {
+            (Some(_), Some(_)) => Err("give either `path` or `bundled`, not both".into()),
+            (None, None) => Err("missing `path` (the component file) or `bundled`".into()),
+            (Some(path), None) => Ok(ModuleSource::File(base.join(path))),
+            (None, Some(bundled)) => Ok(ModuleSource::Bundled(bundled.clone())),
+        }
+    }
+
+    /// Where the component comes from, as the config writes it.
+    pub fn describe_source(&self) -> String {
+        match self.source(Path::new("")) {
+            Ok(source) => source.to_string(),
+            Err(_) => "?".to_string(),
+        }
+    }
+
+    /// The module's name: `name`, else the bundled name or the file stem.
+    pub fn module_name(&self) -> Result<String, String> {
+        let source = self.source(Path::new(""))?;
+        Ok(self.name.clone().unwrap_or_else(|| source.default_name()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_config_parses() {
+        let c = Config::from_toml(
+            r#"
+            [limits]
+            fuel = 5
+            [controller]
+            default_mode = "deactivate"
+            rules = [{ mode = "activate", pattern = "calc_*" }]
+            [[modules]]
+            path = "tools/My_Calc.wasm"
+            limits = { timeout_ms = 100 }
+            [[modules]]
+            bundled = "json"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.limits.fuel, 5);
+        assert_eq!(c.limits.memory_mib, 64);
+        assert!(c.controller.check_tool_status("calc_evaluate"));
+        assert_eq!(c.modules[0].module_name().unwrap(), "my-calc");
+        assert_eq!(c.modules[0].limits.timeout_ms, Some(100));
+        assert_eq!(c.modules[1].module_name().unwrap(), "json");
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = Config::from_toml("[limits]\nfuell = 3\n").unwrap_err();
+        assert!(e.contains("unknown field `fuell`"), "{e}");
+        let e = Config::from_toml("[limits]\nfuel = 0\n").unwrap_err();
+        assert_eq!(e, "[limits]: `fuel` must be greater than 0");
+        let e = Config::from_toml("[limits]\nfuel = -1\n").unwrap_err();
+        assert!(e.contains("fuel"), "{e}");
+        let e = Config::from_toml("[[modules]]\nname = \"a\"\n").unwrap_err();
+        assert!(e.contains("missing `path`"), "{e}");
+        let e =
+            Config::from_toml("[[modules]]\nbundled = \"calc\"\n[[modules]]\nbundled = \"calc\"\n")
+                .unwrap_err();
+        assert!(e.contains("used twice"), "{e}");
+        let e = Config::from_toml("[[modules]]\nname = \"A_b\"\npath = \"x.wasm\"\n").unwrap_err();
+        assert!(e.contains("[[modules]] #1"), "{e}");
+        let e = Config::from_toml("[controller]\ndefault_mode = \"on\"\n").unwrap_err();
+        assert!(e.contains("invalid mode 'on'"), "{e}");
+        let e = Config::from_toml("[[modules]]\nbundled = \"calc\"\nlimits = { memory_mib = 0 }\n")
+            .unwrap_err();
+        assert!(e.contains("memory_mib"), "{e}");
+        for key in Limits::SPECS.map(|spec| spec.key) {
+            let zero = format!("[[modules]]\nbundled = \"calc\"\nlimits = {{ {key} = 0 }}\n");
+            let e = Config::from_toml(&zero).unwrap_err();
+            assert_eq!(
+                e,
+                format!("[[modules]] #1 limits: `{key}` must be greater than 0")
+            );
+            let huge = format!("[limits]\n{key} = 1000000000000000000\n");
+            let e = Config::from_toml(&huge).unwrap_err();
+            assert!(e.starts_with(&format!("[limits]: `{key}` = ")), "{e}");
+        }
+        let e = Config::from_toml(
+            "[[modules]]\nbundled = \"calc\"\n[modules.grants]\nnetwork = { allow = [\"x\"] }\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "[[modules]] #1: grants.network.allow[0]: 'x' has no port; write host:port, for example \"api.example.com:443\""
+        );
+    }
+}

@@ -1,0 +1,168 @@
+//! Finding `toolhost.toml`, reading it, and loading what it names: the
+//! modules (in parallel) and a [`ToolManager`] serving them.
+
+use std::path::{Path, PathBuf};
+
+use crate::module::{BUNDLED_MODULES, LoadError, LoadErrorKind, WasmModule};
+use crate::parallel::run_parallel;
+use crate::policy::Limits;
+use crate::registry::ToolManager;
+use crate::sandbox::Runtime;
+
+use super::error::ConfigError;
+use super::format::{Config, ModuleEntry};
+
+/// The name toolhost looks for in the working directory.
+pub const CONFIG_FILE_NAME: &str = "toolhost.toml";
+
+/// The largest config file accepted, in bytes.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// A config and the file it came from (`None`: the built-in defaults).
+#[derive(Debug, Clone, Default)]
+pub struct LoadedConfig {
+    /// The settings.
+    pub config: Config,
+    /// The file they were read from.
+    pub path: Option<PathBuf>,
+}
+
+impl LoadedConfig {
+    /// Reads `explicit` if given, else `toolhost.toml` in the working
+    /// directory if it exists, else the defaults (the bundled modules).
+    pub fn discover(explicit: Option<&Path>) -> Result<Self, ConfigError> {
+        let path = match explicit {
+            Some(p) => p.to_path_buf(),
+            None => {
+                let local = PathBuf::from(CONFIG_FILE_NAME);
+                if !local.is_file() {
+                    return Ok(Self::default());
+                }
+                local
+            }
+        };
+        let config = Config::from_file(&path)?;
+        Ok(Self {
+            config,
+            path: Some(path),
+        })
+    }
+
+    fn label(&self) -> PathBuf {
+        self.path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("(defaults)"))
+    }
+
+    /// The module entries in force: the config's, or every bundled module.
+    pub fn module_entries(&self) -> Vec<ModuleEntry> {
+        if self.path.is_none() && self.config.modules.is_empty() {
+            return BUNDLED_MODULES
+                .iter()
+                .map(|m| ModuleEntry {
+                    bundled: Some(m.name.to_string()),
+                    ..ModuleEntry::default()
+                })
+                .collect();
+        }
+        self.config.modules.clone()
+    }
+
+    /// Loads every module and returns them with their limits applied, in
+    /// config order. Modules are loaded (compiled, or read from the compile
+    /// cache) in parallel, one thread per core at most.
+    pub fn load_modules(&self, runtime: &Runtime) -> Result<Vec<WasmModule>, ConfigError> {
+        let base = self.base_dir();
+        let workers = std::thread::available_parallelism().map_or(1, usize::from);
+        run_parallel(&self.module_entries(), workers, |entry| {
+            entry.load(runtime, base, self.config.limits)
+        })
+        .into_iter()
+        .map(|loaded| {
+            loaded.map_err(|error| ConfigError::Load {
+                path: self.label(),
+                error,
+            })
+        })
+        .collect()
+    }
+
+    /// A manager with every module registered and the config's controller.
+    pub fn build_manager(&self, runtime: &Runtime) -> Result<ToolManager, ConfigError> {
+        self.manager_for(self.load_modules(runtime)?)
+    }
+
+    /// The directory relative paths in this config are taken from.
+    pub fn base_dir(&self) -> &Path {
+        self.path
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new(""))
+    }
+
+    /// The cache directory the config names (`[cache] dir`, resolved
+    /// against the config's folder), if it names one.
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        let dir = self.config.cache.dir.as_ref()?;
+        Some(self.base_dir().join(dir))
+    }
+
+    /// A manager with `modules` registered and the config's controller.
+    pub fn manager_for(&self, modules: Vec<WasmModule>) -> Result<ToolManager, ConfigError> {
+        let mut manager = ToolManager::new().with_controller(self.config.controller.clone());
+        for module in modules {
+            manager
+                .register(module)
+                .map_err(|error| ConfigError::Register {
+                    path: self.label(),
+                    error,
+                })?;
+        }
+        Ok(manager)
+    }
+}
+
+impl Config {
+    /// Reads and checks the config file at `path`.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let read_error = |error| ConfigError::Read {
+            path: path.to_path_buf(),
+            error,
+        };
+        let size = std::fs::metadata(path).map_err(read_error)?.len();
+        if size > MAX_CONFIG_BYTES {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                message: format!(
+                    "the file is {size} bytes; the most accepted is {MAX_CONFIG_BYTES}"
+                ),
+            });
+        }
+        let text = std::fs::read_to_string(path).map_err(read_error)?;
+        Self::from_toml(&text).map_err(|message| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })
+    }
+}
+
+impl ModuleEntry {
+    /// Loads this module with its limits and grants; relative paths are taken from `base`.
+    pub fn load(
+        &self,
+        runtime: &Runtime,
+        base: &Path,
+        defaults: Limits,
+    ) -> Result<WasmModule, LoadError> {
+        let limits = self.limits.apply(defaults);
+        let invalid_name = |e| LoadError::new("?", LoadErrorKind::InvalidName, e);
+        let name = self.module_name().map_err(invalid_name)?;
+        let source = self.source(base).map_err(invalid_name)?;
+        let access = self
+            .grants
+            .resolve(base)
+            .map_err(|e| LoadError::new(&name, LoadErrorKind::InvalidGrants, e))?;
+        let module = source.load(runtime, Some(&name), limits)?;
+        Ok(module.with_access(access))
+    }
+}

@@ -1,0 +1,106 @@
+//! The component's bytes, before and while compiling: size, header, and
+//! what to do when wasmtime cannot compile them.
+
+use std::path::Path;
+
+use crate::policy::Limits;
+
+use super::load_error::{LoadError, LoadErrorKind};
+
+const WASM_MAGIC: &[u8; 4] = b"\0asm";
+const CORE_MODULE_VERSION: [u8; 4] = [0x01, 0x00, 0x00, 0x00];
+const COMPONENT_LAYER: [u8; 2] = [0x01, 0x00];
+
+/// Reads the component at `path` for module `name`, refusing it before
+/// reading if it is larger than `max_component_bytes`.
+pub(super) fn read_file(name: &str, path: &Path, limits: &Limits) -> Result<Vec<u8>, LoadError> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| io_error(name, path, &e))?
+        .len();
+    if size > limits.max_component_bytes {
+        return Err(too_big(name, size, limits));
+    }
+    std::fs::read(path).map_err(|e| io_error(name, path, &e))
+}
+
+fn io_error(name: &str, path: &Path, error: &std::io::Error) -> LoadError {
+    LoadError::new(
+        name,
+        LoadErrorKind::Io,
+        format!("cannot read {}: {error}", path.display()),
+    )
+}
+
+fn too_big(name: &str, size: u64, limits: &Limits) -> LoadError {
+    LoadError::new(
+        name,
+        LoadErrorKind::TooLarge,
+        format!(
+            "the component is {size} bytes, more than its limit of {} bytes (limits.max_component_bytes)",
+            limits.max_component_bytes
+        ),
+    )
+}
+
+/// Checks the size and the first bytes: a component, not text, not a core module.
+pub(super) fn check_header(name: &str, bytes: &[u8], limits: &Limits) -> Result<(), LoadError> {
+    let not = |reason: String| Err(LoadError::new(name, LoadErrorKind::NotAComponent, reason));
+    if bytes.is_empty() {
+        return not("the file is empty, not a WebAssembly component".into());
+    }
+    if bytes.len() as u64 > limits.max_component_bytes {
+        return Err(too_big(name, bytes.len() as u64, limits));
+    }
+    if bytes.len() < 8 || &bytes[..4] != WASM_MAGIC {
+        return not(
+            "it is not a WebAssembly component (it does not start with the `\\0asm` header); \
+             build the tool for wasm32-wasip2"
+                .into(),
+        );
+    }
+    if bytes[4..8] == CORE_MODULE_VERSION {
+        return not(
+            "it is a core WebAssembly module, not a component; build it for wasm32-wasip2 \
+             (or wrap it with `wasm-tools component new`)"
+                .into(),
+        );
+    }
+    if bytes[6..8] != COMPONENT_LAYER {
+        return not("it is not a WebAssembly component (unknown binary layer)".into());
+    }
+    Ok(())
+}
+
+/// Why a component did not compile, with what to do where that is known.
+pub(super) fn compile_error_reason(error: &str) -> String {
+    let mut reason = format!("it is not a valid component: {error}");
+    if error.contains("component model async") {
+        reason.push_str(
+            "; toolhost does not enable the component-model async ABI (wasmtime's support for it \
+             is incomplete): build the component with synchronous exports \
+             (for componentize-qjs: --sync)",
+        );
+    }
+    reason
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_checked_before_compiling() {
+        let limits = Limits::default();
+        let kind = |b: &[u8]| check_header("m", b, &limits).unwrap_err().reason;
+        assert!(kind(b"").contains("empty"));
+        assert!(kind(b"(component)").contains("\\0asm"));
+        assert!(kind(b"\0asm\x01\0\0\0").contains("core WebAssembly module"));
+        assert!(check_header("m", b"\0asm\x0d\0\x01\0", &limits).is_ok());
+        let tiny = Limits {
+            max_component_bytes: 4,
+            ..limits
+        };
+        let err = check_header("m", b"\0asm\x0d\0\x01\0", &tiny).unwrap_err();
+        assert_eq!(err.kind, LoadErrorKind::TooLarge);
+    }
+}

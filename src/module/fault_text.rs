@@ -1,0 +1,148 @@
+//! The one place a [`Fault`] becomes text: for a call (what the model
+//! reads) and for `tool-info` at load (why a module did not load).
+
+use crate::policy::Limits;
+use crate::sandbox::Fault;
+use crate::tool::{ToolError, ToolErrorKind};
+
+use super::load_error::{LoadError, LoadErrorKind};
+
+/// Whose fault it is.
+#[derive(Debug, Clone, Copy)]
+enum Subject<'a> {
+    /// A call of the tool with this exposed name.
+    Call(&'a str),
+    /// The module's `tool-info`, run once at load.
+    ToolInfo,
+}
+
+/// The error a call that ended in `fault` answers with.
+pub(super) fn call_error(tool: &str, fault: Fault, limits: &Limits) -> ToolError {
+    let kind = match fault {
+        Fault::OutOfFuel => ToolErrorKind::OutOfFuel,
+        Fault::Timeout => ToolErrorKind::Timeout,
+        Fault::MemoryLimit => ToolErrorKind::MemoryLimit,
+        Fault::OutputTooLarge(_) => ToolErrorKind::OutputTooLarge,
+        Fault::ResourceLimit(_) => ToolErrorKind::ResourceLimit,
+        Fault::Panicked(_) => ToolErrorKind::Panicked,
+        Fault::Trapped(_) => ToolErrorKind::Trapped,
+        Fault::Host(_) => ToolErrorKind::Host,
+    };
+    ToolError::new(kind, text(&fault, Subject::Call(tool), limits))
+}
+
+/// Why module `module` did not load when its `tool-info` (run under
+/// `limits`, whose fuel and time are the `tool_info_*` ones) ended in `fault`.
+pub(super) fn tool_info_error(module: &str, fault: Fault, limits: &Limits) -> LoadError {
+    let kind = match fault {
+        Fault::OutputTooLarge(_) => LoadErrorKind::InvalidToolInfo,
+        _ => LoadErrorKind::ToolInfoFailed,
+    };
+    LoadError::new(module, kind, text(&fault, Subject::ToolInfo, limits))
+}
+
+/// The text of `fault`. A call's text ends with a period where it ends
+/// with a number; `tool-info`'s names the config key of the limit.
+fn text(fault: &Fault, subject: Subject<'_>, limits: &Limits) -> String {
+    let (who, call) = match subject {
+        Subject::Call(tool) => (format!("tool '{tool}'"), true),
+        Subject::ToolInfo => ("tool-info".to_string(), false),
+    };
+    let key = |name: &str| {
+        if call {
+            String::new()
+        } else {
+            name.to_string()
+        }
+    };
+    let limit = if call { "its limit" } else { "the limit" };
+    let end = if call { "." } else { "" };
+    match fault {
+        Fault::OutOfFuel => format!(
+            "{who} ran out of fuel (limit {}{}){end}",
+            limits.fuel,
+            key(", limits.tool_info_fuel")
+        ),
+        Fault::Timeout => format!(
+            "{who} exceeded its time limit of {} ms{}{end}",
+            limits.timeout_ms,
+            key(" (limits.tool_info_timeout_ms)")
+        ),
+        Fault::MemoryLimit => format!(
+            "{who} exceeded its memory limit of {} MiB{end}",
+            limits.memory_mib
+        ),
+        Fault::OutputTooLarge(bytes) => {
+            let (of, max) = if call {
+                ("its output limit", limits.max_output_bytes)
+            } else {
+                ("the limit", limits.max_tool_info_bytes)
+            };
+            format!(
+                "{who} returned {bytes} bytes, more than {of} of {max} bytes{}{end}",
+                key(" (limits.max_tool_info_bytes)")
+            )
+        }
+        Fault::ResourceLimit(name) => format!(
+            "{who} exceeded {limit} {name} = {}{end}",
+            limits.get(name).unwrap_or_default()
+        ),
+        Fault::Panicked(message) => format!("{who} panicked: {message}"),
+        Fault::Trapped(message) => format!("{who} trapped: {message}"),
+        Fault::Host(message) if call => format!("{who} could not be run: {message}"),
+        Fault::Host(message) => message.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_and_tool_info_texts() {
+        let limits = Limits::default();
+        let call = |f: Fault| call_error("m_t", f, &limits).to_string();
+        assert_eq!(
+            call(Fault::OutOfFuel),
+            "Error: tool 'm_t' ran out of fuel (limit 1000000000)."
+        );
+        assert_eq!(
+            call(Fault::Timeout),
+            "Error: tool 'm_t' exceeded its time limit of 10000 ms."
+        );
+        assert_eq!(
+            call(Fault::OutputTooLarge(5)),
+            "Error: tool 'm_t' returned 5 bytes, more than its output limit of 1048576 bytes."
+        );
+        assert_eq!(
+            call(Fault::ResourceLimit("max_tables")),
+            "Error: tool 'm_t' exceeded its limit max_tables = 100."
+        );
+        assert_eq!(
+            call(Fault::Host("x".into())),
+            "Error: tool 'm_t' could not be run: x"
+        );
+        let info = |f: Fault| tool_info_error("m", f, &limits).reason;
+        assert_eq!(
+            info(Fault::OutOfFuel),
+            "tool-info ran out of fuel (limit 1000000000, limits.tool_info_fuel)"
+        );
+        assert_eq!(
+            info(Fault::Timeout),
+            "tool-info exceeded its time limit of 10000 ms (limits.tool_info_timeout_ms)"
+        );
+        assert_eq!(
+            info(Fault::OutputTooLarge(5)),
+            "tool-info returned 5 bytes, more than the limit of 1048576 bytes (limits.max_tool_info_bytes)"
+        );
+        assert_eq!(
+            info(Fault::ResourceLimit("max_tables")),
+            "tool-info exceeded the limit max_tables = 100"
+        );
+        assert_eq!(
+            info(Fault::MemoryLimit),
+            "tool-info exceeded its memory limit of 64 MiB"
+        );
+        assert_eq!(info(Fault::Host("x".into())), "x");
+    }
+}

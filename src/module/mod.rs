@@ -1,0 +1,309 @@
+//! [`WasmModule`]: a tool module compiled, checked and ready to call.
+//!
+//! Loading reads the bytes ([`binary`]), compiles them, checks the world
+//! ([`world`]) and reads the tools ([`tool_info`]); every call then runs in
+//! a fresh sandbox, and a fault becomes text in one place ([`fault_text`]).
+//! Imports [`sandbox`](crate::sandbox), [`policy`](crate::policy) and
+//! [`tool`](crate::tool).
+
+mod binary;
+mod bundled;
+mod fault_text;
+mod load_error;
+mod producers;
+mod source;
+mod tool_info;
+mod world;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::InstancePre;
+
+use crate::engine::{Compiled, describe_error};
+use crate::names;
+use crate::policy::{Access, Limits};
+use crate::sandbox::{self, CallReport, CallState, Request, Runtime};
+use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
+
+pub use bundled::{BUNDLED_MODULES, BundledModule, bundled_module};
+pub use load_error::{LoadError, LoadErrorKind};
+pub use producers::Producers;
+pub use source::ModuleSource;
+
+use tool_info::ModuleTool;
+
+/// A loaded tool module: one WebAssembly component and the tools it declared.
+///
+/// Loading compiles the component once, checks that it implements the
+/// `toolhost:tool` world with imports the host provides, runs `tool-info`
+/// once under the module's limits and validates every schema. Each
+/// [`call`](Tool::call) then runs in a fresh sandboxed instance, reaching
+/// only what the module's [`Access`] allows (nothing, unless
+/// [`WasmModule::with_access`] gives more).
+///
+/// Cloning is cheap and shares the compiled code.
+///
+/// ```
+/// use toolhost::{Arguments, Limits, Runtime, Tool, WasmModule, bundled_module};
+///
+/// let runtime = Runtime::new()?;
+/// let bytes = bundled_module("calc").expect("calc is bundled");
+/// let calc = WasmModule::from_bytes(&runtime, "calc", bytes, Limits::default())?;
+/// let arguments = Arguments::from_json(r#"{"expression": "6 * 7"}"#)?;
+/// assert_eq!(calc.call("calc_evaluate", &arguments)?, "42");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct WasmModule {
+    inner: Arc<Inner>,
+}
+
+#[derive(Clone)]
+struct Inner {
+    name: String,
+    runtime: Runtime,
+    pre: InstancePre<CallState>,
+    limits: Limits,
+    access: Arc<Access>,
+    tools: Vec<ModuleTool>,
+    imports: Vec<String>,
+    size: usize,
+    producers: Producers,
+    compile_time: Duration,
+    compiled: Compiled,
+}
+
+impl WasmModule {
+    /// Loads the component at `path` as module `name` (default: the file
+    /// stem, see [`names::module_name_for_file`]).
+    pub fn from_file(
+        runtime: &Runtime,
+        path: &std::path::Path,
+        name: Option<&str>,
+        limits: Limits,
+    ) -> Result<Self, LoadError> {
+        ModuleSource::File(path.to_path_buf()).load(runtime, name, limits)
+    }
+
+    /// Loads a component from its bytes as module `name`.
+    pub fn from_bytes(
+        runtime: &Runtime,
+        name: &str,
+        bytes: &[u8],
+        limits: Limits,
+    ) -> Result<Self, LoadError> {
+        let fail = |kind, reason: String| LoadError::new(name, kind, reason);
+        names::check_module_name(name).map_err(|e| fail(LoadErrorKind::InvalidName, e))?;
+        limits
+            .validate()
+            .map_err(|e| fail(LoadErrorKind::InvalidLimits, format!("invalid limits: {e}")))?;
+        binary::check_header(name, bytes, &limits)?;
+        let linker = runtime.linker(&limits).map_err(|e| {
+            let reason = format!("cannot make an engine for these limits: {e:#}");
+            fail(LoadErrorKind::InvalidLimits, reason)
+        })?;
+        let started = Instant::now();
+        let (component, compiled) = runtime.compile(linker.engine(), bytes).map_err(|e| {
+            let reason = binary::compile_error_reason(&describe_error(&e));
+            fail(LoadErrorKind::Compile, reason)
+        })?;
+        let compile_time = started.elapsed();
+        world::check_exports(name, &component)?;
+        let imports = component
+            .component_type()
+            .imports(linker.engine())
+            .map(|(n, _)| n.to_string())
+            .collect();
+        let pre = linker.instantiate_pre(&component).map_err(|e| {
+            let reason = world::import_error_reason(&describe_error(&e));
+            fail(LoadErrorKind::MissingImport, reason)
+        })?;
+        let read = tool_info::read_tools(name, &pre, &limits);
+        let tools = runtime.clock().block_on(runtime.clock().drive(read))?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                name: name.to_string(),
+                runtime: runtime.clone(),
+                pre,
+                limits,
+                access: Arc::default(),
+                tools,
+                imports,
+                size: bytes.len(),
+                producers: Producers::of(bytes),
+                compile_time,
+                compiled,
+            }),
+        })
+    }
+
+    /// This module with `access` for its calls (see
+    /// [`Grants::resolve`](crate::Grants::resolve)); `tool-info` is always
+    /// read with nothing granted.
+    pub fn with_access(self, access: Access) -> Self {
+        let inner = Inner {
+            access: Arc::new(access),
+            ..(*self.inner).clone()
+        };
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// What this module's calls may reach.
+    pub fn access(&self) -> &Access {
+        &self.inner.access
+    }
+
+    /// The module's name: the prefix of its exposed tool names.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The limits each call runs under.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// What the component imports (for example `wasi:cli/stderr@0.2.0`).
+    pub fn imports(&self) -> &[String] {
+        &self.inner.imports
+    }
+
+    /// The component's size in bytes.
+    pub fn size(&self) -> usize {
+        self.inner.size
+    }
+
+    /// How the component was made (language runtime, producers), as far as
+    /// its custom sections tell.
+    pub fn producers(&self) -> &Producers {
+        &self.inner.producers
+    }
+
+    /// How long compiling the component (or loading it from the cache) took.
+    pub fn compile_time(&self) -> Duration {
+        self.inner.compile_time
+    }
+
+    /// Whether the component was compiled at load or came from the cache.
+    pub fn compiled(&self) -> Compiled {
+        self.inner.compiled
+    }
+
+    /// The module-local name of exposed tool `name`, if it is one of this module's.
+    pub fn local_name(&self, name: &str) -> Option<&str> {
+        self.find(name).map(|t| t.local.as_str())
+    }
+
+    fn find(&self, exposed: &str) -> Option<&ModuleTool> {
+        self.inner.tools.iter().find(|t| t.info.name == exposed)
+    }
+
+    /// The request for a call of exposed tool `name`, once the name and the
+    /// size of the arguments are checked.
+    fn request(&self, name: &str, arguments: &Arguments) -> Result<Request, ToolError> {
+        let Some(tool) = self.find(name) else {
+            return Err(ToolError::new(
+                ToolErrorKind::UnknownTool,
+                format!("module '{}' has no tool '{name}'.", self.inner.name),
+            ));
+        };
+        let max_args = self.inner.limits.max_args_bytes;
+        if arguments.len() as u64 > max_args {
+            return Err(ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!(
+                    "tool '{name}' was given {} bytes of arguments, more than its limit of {max_args} bytes.",
+                    arguments.len()
+                ),
+            ));
+        }
+        Ok(Request::Call {
+            name: tool.local.clone(),
+            arguments: arguments.shared_text(),
+        })
+    }
+
+    /// Runs `request` in a fresh sandbox; the answer, or the fault's text.
+    async fn run(self, tool: String, request: Request) -> Result<String, ToolError> {
+        let inner = &self.inner;
+        let started = Instant::now();
+        let report = sandbox::run(
+            inner.pre.clone(),
+            inner.limits,
+            Arc::clone(&inner.access),
+            request,
+        )
+        .await;
+        log_report(&inner.name, &tool, &report, started.elapsed());
+        match report.result {
+            Ok(Ok(text)) => Ok(text),
+            Ok(Err(text)) => Err(ToolError::failed(&tool, &text)),
+            Err(fault) => Err(fault_text::call_error(&tool, fault, &inner.limits)),
+        }
+    }
+}
+
+impl Tool for WasmModule {
+    fn infos(&self) -> Vec<ToolInfo> {
+        self.inner.tools.iter().map(|t| t.info.clone()).collect()
+    }
+
+    fn call(&self, name: &str, arguments: &Arguments) -> Result<String, ToolError> {
+        let request = self.request(name, arguments)?;
+        let clock = self.inner.runtime.clock();
+        clock.block_on(self.clone().run(name.to_string(), request))
+    }
+
+    fn call_async(self: Arc<Self>, name: String, arguments: Arguments) -> ToolFuture {
+        let request = self.request(&name, &arguments);
+        let module = (*self).clone();
+        let clock = self.inner.runtime.clock();
+        let run = clock.drive(async move { module.run(name, request?).await });
+        Box::pin(run)
+    }
+}
+
+impl std::fmt::Debug for WasmModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tools: Vec<&str> = self
+            .inner
+            .tools
+            .iter()
+            .map(|t| t.info.name.as_str())
+            .collect();
+        f.debug_struct("WasmModule")
+            .field("name", &self.inner.name)
+            .field("tools", &tools)
+            .field("limits", &self.inner.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+fn log_report(module: &str, tool: &str, report: &CallReport, elapsed: Duration) {
+    let outcome = match &report.result {
+        Ok(Ok(_)) => "ok",
+        Ok(Err(_)) => "error",
+        Err(_) => "fault",
+    };
+    tracing::debug!(
+        tool,
+        outcome,
+        elapsed_ms = elapsed.as_millis() as u64,
+        "tool call finished"
+    );
+    for (stream, captured) in [("stdout", &report.stdout), ("stderr", &report.stderr)] {
+        if !captured.bytes.is_empty() || captured.dropped > 0 {
+            tracing::info!(
+                module,
+                tool,
+                stream,
+                dropped_bytes = captured.dropped,
+                "{}",
+                captured.text().trim_end()
+            );
+        }
+    }
+}

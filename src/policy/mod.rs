@@ -1,0 +1,16 @@
+//! What a module may use and reach: [`Limits`] on its resources, the
+//! [`Grants`] the operator writes, and the [`Access`] they resolve to.
+//!
+//! The bottom layer: it imports nothing else of the crate.
+
+mod access;
+mod endpoint;
+mod grants;
+mod limits;
+
+pub use access::{Access, DirAccess};
+pub use endpoint::Endpoint;
+pub(crate) use grants::symlink_target_stays_inside;
+pub use grants::{DirGrant, DirMode, Grants, NetworkGrant};
+pub(crate) use limits::to_usize;
+pub use limits::{Applies, LimitOverrides, LimitSpec, Limits};

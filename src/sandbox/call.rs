@@ -1,0 +1,150 @@
+//! One sandboxed call: a fresh store and instance, the export run under the
+//! call's limits, and what came of it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::Store;
+use wasmtime::component::InstancePre;
+
+use super::capture::{Capture, Captured};
+use super::fault::{Fault, classify};
+use super::guest_stderr::explain_trap;
+use super::state::CallState;
+use super::store::new_store;
+use super::wasi_context::Outputs;
+use crate::engine::EPOCH_TICK;
+use crate::policy::{Access, Limits, to_usize};
+
+/// Which export to run.
+#[derive(Debug, Clone)]
+pub(crate) enum Request {
+    /// `tool-info()`.
+    ToolInfo,
+    /// `call(name, arguments)`, with the module-local name.
+    Call { name: String, arguments: Arc<str> },
+}
+
+/// A call's answer: the guest's `ok` or `err` text, or why there is none.
+pub(crate) type Outcome = Result<Result<String, String>, Fault>;
+
+/// The outcome of one call and what the guest printed.
+#[derive(Debug)]
+pub(crate) struct CallReport {
+    /// The export's answer: `Ok` and `Err` are the guest's own.
+    pub result: Outcome,
+    pub stdout: Captured,
+    pub stderr: Captured,
+}
+
+/// Runs `request` in a fresh instance of `pre` under `limits`, reaching
+/// what `access` allows.
+///
+/// The future owns everything it uses, so that it can be polled anywhere;
+/// dropping it ends the call (and drops its instance) at once.
+pub(crate) async fn run(
+    pre: InstancePre<CallState>,
+    limits: Limits,
+    access: Arc<Access>,
+    request: Request,
+) -> CallReport {
+    let captured = to_usize(limits.max_captured_bytes);
+    let stdout = Capture::new(captured);
+    let stderr = Capture::new(captured);
+    let outputs = Outputs {
+        stdout: &stdout,
+        stderr: &stderr,
+    };
+    let result = run_in_store(&pre, &limits, &access, request, outputs).await;
+    let stderr = stderr.contents();
+    let result = result.map_err(|fault| match fault {
+        Fault::Trapped(message) => explain_trap(message, &stderr.text()),
+        other => other,
+    });
+    CallReport {
+        result,
+        stdout: stdout.contents(),
+        stderr,
+    }
+}
+
+async fn run_in_store(
+    pre: &InstancePre<CallState>,
+    limits: &Limits,
+    access: &Arc<Access>,
+    request: Request,
+    outputs: Outputs<'_>,
+) -> Outcome {
+    let mut store = new_store(pre, limits, access, outputs)?;
+    let timeout = Duration::from_millis(limits.timeout_ms);
+    let max_bytes = to_usize(match request {
+        Request::ToolInfo => limits.max_tool_info_bytes,
+        Request::Call { .. } => limits.max_output_bytes,
+    });
+    // The epoch deadline traps guest code that spins; this timeout also
+    // ends a call that is blocked in a host function (a long sleep).
+    let call = invoke(&mut store, pre, request, max_bytes);
+    match tokio::time::timeout(timeout + EPOCH_TICK, call).await {
+        Err(_elapsed) => Err(Fault::Timeout),
+        Ok(Ok(answer)) => answer,
+        Ok(Err(error)) => Err(classify(&error, store.data().limiter.exceeded())),
+    }
+}
+
+async fn invoke(
+    store: &mut Store<CallState>,
+    pre: &InstancePre<CallState>,
+    request: Request,
+    max_bytes: usize,
+) -> wasmtime::Result<Outcome> {
+    let instance = pre.instantiate_async(&mut *store).await?;
+    match request {
+        Request::ToolInfo => {
+            let func = instance.get_typed_func::<(), (String,)>(&mut *store, "tool-info")?;
+            let (info,) = func.call_async(&mut *store, ()).await?;
+            Ok(check_size(info, max_bytes).map(Ok))
+        }
+        Request::Call { name, arguments } => {
+            let func = instance
+                .get_typed_func::<(&str, &str), (Result<String, String>,)>(&mut *store, "call")?;
+            let (answer,) = func
+                .call_async(&mut *store, (name.as_str(), &*arguments))
+                .await?;
+            Ok(match answer {
+                Ok(text) => check_size(text, max_bytes).map(Ok),
+                Err(text) => Ok(Err(truncate(&text, max_bytes))),
+            })
+        }
+    }
+}
+
+/// The answer, or its size if it is larger than `max_bytes`.
+fn check_size(text: String, max_bytes: usize) -> Result<String, Fault> {
+    if text.len() > max_bytes {
+        return Err(Fault::OutputTooLarge(text.len()));
+    }
+    Ok(text)
+}
+
+/// `text`, cut at a char boundary to at most `limit` bytes, with its full size.
+fn truncate(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_string();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes in all)", &text[..end], text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_errors_are_cut_at_a_char_boundary() {
+        assert_eq!(truncate("héllo", 2), "h... (6 bytes in all)");
+        assert_eq!(truncate("abc", 5), "abc");
+    }
+}

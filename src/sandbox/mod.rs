@@ -1,0 +1,26 @@
+//! One sandboxed call: a fresh store and instance under fuel, time and
+//! memory limits, reaching only what its module's [`Access`](crate::Access)
+//! allows.
+//!
+//! Nothing survives a call: each gets a new store, a new instance, a WASI
+//! context built from the module's access (by default no directories,
+//! environment, network or stdin; stdout and stderr captured and bounded),
+//! and the module's limits. Whatever the guest does ends in a [`Fault`] or a
+//! result. Imports only [`engine`](crate::engine) and [`policy`](crate::policy).
+
+mod call;
+mod capture;
+mod fault;
+mod guest_stderr;
+mod linker;
+mod network;
+mod overrides;
+mod runtime;
+mod state;
+mod store;
+mod wasi_context;
+
+pub(crate) use call::{CallReport, Request, run};
+pub(crate) use fault::Fault;
+pub use runtime::Runtime;
+pub(crate) use state::CallState;

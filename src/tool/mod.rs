@@ -1,0 +1,75 @@
+//! What a tool is, to everything above the sandbox: the [`Tool`] trait, its
+//! schema ([`ToolInfo`]), its [`Arguments`] and its errors ([`ToolError`]).
+//!
+//! Imports nothing else of the crate.
+
+mod arguments;
+mod error;
+mod schema;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+pub use arguments::Arguments;
+pub(crate) use error::json_type_name;
+pub use error::{ToolError, ToolErrorKind};
+pub use schema::ToolInfo;
+
+/// The future of an asynchronous tool call ([`Tool::call_async`]).
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<String, ToolError>> + Send + 'static>>;
+
+/// A provider of one or more tools: a WebAssembly module
+/// ([`WasmModule`](crate::WasmModule)) or native Rust code.
+///
+/// `infos` gives the schemas with the names the model sees (for a WASM
+/// module, `<module>_<tool>`); `call` runs one of them. Implementations must
+/// not panic: a failure is a [`ToolError`].
+///
+/// ```
+/// use serde_json::{Value, json};
+/// use toolhost::{Arguments, Tool, ToolError, ToolInfo, ToolManager};
+///
+/// struct Search;
+///
+/// impl Tool for Search {
+///     fn infos(&self) -> Vec<ToolInfo> {
+///         vec![ToolInfo::new(
+///             "search",
+///             "Searches the web.",
+///             json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
+///         )]
+///     }
+///
+///     fn call(&self, _name: &str, arguments: &Arguments) -> Result<String, ToolError> {
+///         let arguments = arguments.object()?;
+///         let query = arguments.get("query").and_then(Value::as_str).unwrap_or("");
+///         Ok(format!("results for: {query}"))
+///     }
+/// }
+///
+/// let mut manager = ToolManager::new();
+/// manager.register(Search).unwrap();
+/// let call = json!({"id": "call_1", "type": "function",
+///     "function": {"name": "search", "arguments": "{\"query\": \"rust\"}"}});
+/// assert_eq!(manager.call(&call), "results for: rust");
+/// ```
+pub trait Tool: Send + Sync + 'static {
+    /// The schemas of the tools this provides, with their exposed names.
+    fn infos(&self) -> Vec<ToolInfo>;
+
+    /// Runs tool `name` (one of the names from [`Tool::infos`]), blocking
+    /// the calling thread until it is done.
+    fn call(&self, name: &str, arguments: &Arguments) -> Result<String, ToolError>;
+
+    /// Runs tool `name` as a future that owns what it needs.
+    ///
+    /// The default runs [`Tool::call`] when the future is first polled, on
+    /// the polling thread: right for quick native tools. A
+    /// [`WasmModule`](crate::WasmModule) runs its call on the caller's
+    /// executor instead, yielding while the guest waits or spins, and stops
+    /// the call when the future is dropped.
+    fn call_async(self: Arc<Self>, name: String, arguments: Arguments) -> ToolFuture {
+        Box::pin(async move { self.call(&name, &arguments) })
+    }
+}

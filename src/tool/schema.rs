@@ -1,0 +1,181 @@
+//! [`ToolInfo`]: one tool's OpenAI function-calling schema.
+
+use serde_json::{Map, Value, json};
+
+/// One tool's schema: what a model is told about it.
+///
+/// Serializes to the OpenAI shape
+/// `{"type":"function","function":{"name","description","parameters"}}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    /// The name a model calls the tool by.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// A JSON schema of type `object` for the arguments.
+    pub parameters: Value,
+    /// Other keys of the `function` object (such as `"strict": true`), kept as given.
+    pub extra: Map<String, Value>,
+}
+
+impl ToolInfo {
+    /// A tool info; `parameters` must be an object schema.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            extra: Map::new(),
+        }
+    }
+
+    /// The schema every tool without parameters gets: `{"type":"object","properties":{}}`.
+    pub fn empty_parameters() -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+
+    /// The OpenAI tool schema, ready to send in an API request.
+    pub fn to_openai(&self) -> Value {
+        let mut function = Map::new();
+        function.insert("name".into(), json!(self.name));
+        function.insert("description".into(), json!(self.description));
+        function.insert("parameters".into(), self.parameters.clone());
+        for (key, value) in &self.extra {
+            function.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+        json!({"type": "function", "function": function})
+    }
+
+    /// Parses one entry of a `tool-info` array: the OpenAI shape, or the
+    /// bare `{"name","description","parameters"}` object.
+    ///
+    /// A missing `parameters` becomes [`ToolInfo::empty_parameters`]; the
+    /// error says which field is wrong.
+    pub fn from_schema(schema: &Value) -> Result<Self, String> {
+        let Value::Object(outer) = schema else {
+            return Err(format!(
+                "each tool schema must be a JSON object, got {}",
+                super::error::json_type_name(schema)
+            ));
+        };
+        let function = match outer.get("function") {
+            Some(Value::Object(f)) => f,
+            Some(other) => {
+                return Err(format!(
+                    "\"function\" must be an object, got {}",
+                    super::error::json_type_name(other)
+                ));
+            }
+            None if outer.contains_key("name") => outer,
+            None => return Err("tool schema has no \"function\" object".into()),
+        };
+        if let Some(t) = outer.get("type").filter(|_| outer.contains_key("function"))
+            && t != "function"
+        {
+            return Err(format!(
+                "tool schema \"type\" must be \"function\", got {t}"
+            ));
+        }
+        Self::from_function(function)
+    }
+
+    fn from_function(function: &Map<String, Value>) -> Result<Self, String> {
+        let name = match function.get("name") {
+            Some(Value::String(n)) => n.clone(),
+            Some(_) => return Err("\"function.name\" must be a string".into()),
+            None => return Err("tool schema has no \"function.name\"".into()),
+        };
+        let description = match function.get("description") {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(d)) => d.clone(),
+            Some(_) => return Err(format!("tool '{name}': \"description\" must be a string")),
+        };
+        let parameters = match function.get("parameters") {
+            None | Some(Value::Null) => Self::empty_parameters(),
+            Some(p) => {
+                check_parameters(p).map_err(|e| format!("tool '{name}': {e}"))?;
+                p.clone()
+            }
+        };
+        let extra = function
+            .iter()
+            .filter(|(key, _)| !matches!(key.as_str(), "name" | "description" | "parameters"))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        Ok(Self {
+            extra,
+            ..Self::new(name, description, parameters)
+        })
+    }
+}
+
+/// Checks that `parameters` is a JSON schema for an object.
+fn check_parameters(parameters: &Value) -> Result<(), String> {
+    let Value::Object(map) = parameters else {
+        return Err(format!(
+            "\"parameters\" must be a JSON schema object, got {}",
+            super::error::json_type_name(parameters)
+        ));
+    };
+    match map.get("type") {
+        Some(Value::String(t)) if t == "object" => {}
+        Some(other) => {
+            return Err(format!(
+                "\"parameters\" must have \"type\": \"object\", got {other}"
+            ));
+        }
+        None => return Err("\"parameters\" must have \"type\": \"object\"".into()),
+    }
+    if let Some(p) = map.get("properties")
+        && !p.is_object()
+    {
+        return Err("\"parameters.properties\" must be an object".into());
+    }
+    if let Some(r) = map.get("required") {
+        let ok = r.as_array().is_some_and(|a| a.iter().all(Value::is_string));
+        if !ok {
+            return Err("\"parameters.required\" must be an array of strings".into());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_openai_shape_and_defaults_parameters() {
+        let info =
+            ToolInfo::from_schema(&json!({"type":"function","function":{"name":"ping"}})).unwrap();
+        assert_eq!(info.name, "ping");
+        assert_eq!(info.description, "");
+        assert_eq!(info.parameters, ToolInfo::empty_parameters());
+        assert_eq!(info.to_openai()["function"]["parameters"]["type"], "object");
+    }
+
+    #[test]
+    fn keeps_other_function_keys() {
+        let schema = json!({"type":"function","function":{"name":"a","strict":true,"parameters":{"type":"object","properties":{},"additionalProperties":false}}});
+        let info = ToolInfo::from_schema(&schema).unwrap();
+        assert_eq!(info.extra.get("strict"), Some(&json!(true)));
+        assert_eq!(info.to_openai()["function"]["strict"], true);
+        assert_eq!(info.to_openai()["function"]["name"], "a");
+    }
+
+    #[test]
+    fn rejects_bad_schemas_with_the_field() {
+        let e = ToolInfo::from_schema(&json!([1])).unwrap_err();
+        assert!(e.contains("got array"), "{e}");
+        let e = ToolInfo::from_schema(
+            &json!({"type":"function","function":{"name":"a","parameters":{"type":"string"}}}),
+        )
+        .unwrap_err();
+        assert!(e.contains("\"type\": \"object\""), "{e}");
+        let e =
+            ToolInfo::from_schema(&json!({"type":"function","function":{"name":5}})).unwrap_err();
+        assert!(e.contains("must be a string"), "{e}");
+        let e = ToolInfo::from_schema(&json!({"type":"tool","function":{"name":"a"}})).unwrap_err();
+        assert!(e.contains("must be \"function\""), "{e}");
+    }
+}
