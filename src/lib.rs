@@ -54,9 +54,12 @@ mod sandbox;
 mod tool;
 
 /// The OpenAI message shapes: taking a tool call apart, the tool calls of an
-/// assistant message, the tool message that answers one.
+/// assistant message, the tool message that answers one; from a parsed
+/// `serde_json::Value` or from raw JSON text ([`Json`](openai::Json)).
 pub mod openai {
-    pub use crate::dispatch::{ParsedCall, parse_tool_call, tool_calls_of, tool_message};
+    pub use crate::dispatch::{
+        Json, ParsedCall, is_one_call, parse_tool_call, tool_calls_of, tool_message,
+    };
 }
 
 pub use engine::{ArtifactCache, Compiled};

@@ -5,21 +5,27 @@
 //! Adds the dispatch methods to [`ToolManager`]; imports
 //! [`registry`](crate::registry) and [`tool`](crate::tool).
 
+mod arguments;
+mod json;
 mod openai;
 mod spawned;
+mod unknown;
 
+use std::cell::OnceCell;
 use std::future::Future;
 use std::sync::Arc;
 
 use futures_util::stream::{self, StreamExt};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-pub use openai::{ParsedCall, parse_tool_call, tool_calls_of, tool_message};
+pub use json::Json;
+pub use openai::{ParsedCall, is_one_call, parse_tool_call, tool_calls_of, tool_message};
 
-use crate::names;
 use crate::parallel::run_parallel;
 use crate::registry::ToolManager;
 use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind};
+use unknown::ActiveNames;
 
 /// A call that passed every check and is ready to run.
 struct Ready {
@@ -58,12 +64,12 @@ impl ToolManager {
     /// [`ToolManager::call`] with the error as a [`ToolError`].
     pub fn try_call(&self, tool_call: &Value) -> Result<String, ToolError> {
         let parsed = parse_tool_call(tool_call)?;
-        self.call_tool(parsed.name, parsed.arguments)
+        self.prepare(&parsed.name, parsed.arguments)?.run()
     }
 
     /// Calls tool `name` with `arguments` (JSON text, an object, null or `None`).
     pub fn call_tool(&self, name: &str, arguments: Option<&Value>) -> Result<String, ToolError> {
-        self.prepare(name, arguments)?.run()
+        self.prepare(name, arguments.map(Json::Tree))?.run()
     }
 
     /// [`ToolManager::call`] as a future, for async code: it runs on the
@@ -74,7 +80,7 @@ impl ToolManager {
     /// The call is checked (name, controller, arguments) before this
     /// returns; the future owns what it needs, so it can be spawned.
     pub fn call_async(&self, tool_call: &Value) -> impl Future<Output = String> + Send + 'static {
-        let ready = parse_tool_call(tool_call).and_then(|p| self.prepare(p.name, p.arguments));
+        let ready = parse_tool_call(tool_call).and_then(|p| self.prepare(&p.name, p.arguments));
         async move {
             match ready {
                 Ok(ready) => answer(ready.run_async().await),
@@ -89,15 +95,27 @@ impl ToolManager {
         name: &str,
         arguments: Option<&Value>,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
-        let ready = self.prepare(name, arguments);
+        let ready = self.prepare(name, arguments.map(Json::Tree));
         async move { ready?.run_async().await }
     }
 
     /// Checks everything that can be checked before running: the name, the
     /// controller, the arguments.
-    fn prepare(&self, name: &str, arguments: Option<&Value>) -> Result<Ready, ToolError> {
+    fn prepare(&self, name: &str, arguments: Option<Json<'_>>) -> Result<Ready, ToolError> {
+        self.prepare_with(name, arguments, &OnceCell::new())
+    }
+
+    /// [`Self::prepare`], with the active names made at most once for a batch.
+    fn prepare_with<'s>(
+        &'s self,
+        name: &str,
+        arguments: Option<Json<'_>>,
+        active: &OnceCell<ActiveNames<'s>>,
+    ) -> Result<Ready, ToolError> {
         let Some(entry) = self.get(name) else {
-            return Err(self.unknown_tool(name));
+            let active = active.get_or_init(|| self.active_names());
+            let message = active.unknown_tool_message(name);
+            return Err(ToolError::new(ToolErrorKind::UnknownTool, message));
         };
         if !self.check_tool_status(name) {
             return Err(ToolError::new(
@@ -105,50 +123,39 @@ impl ToolManager {
                 format!("tool '{name}' is deactivated."),
             ));
         }
+        let limit = entry.provider.max_arguments_bytes();
         Ok(Ready {
             name: name.to_string(),
-            arguments: Arguments::from_value(arguments)?,
+            arguments: arguments::read_arguments(arguments, name, limit)?,
             provider: Arc::clone(&entry.provider),
         })
     }
 
-    fn unknown_tool(&self, name: &str) -> ToolError {
+    /// The active tool names, for the answer to unknown names.
+    fn active_names(&self) -> ActiveNames<'_> {
         let controller = self.controller_read();
-        let mut active: Vec<&str> = self
-            .registered()
-            .map(|t| t.info.name.as_str())
-            .filter(|n| controller.check_tool_status(n))
-            .collect();
-        active.sort_unstable();
-        let available = if active.is_empty() {
-            "(none)".to_string()
-        } else {
-            active.join(", ")
-        };
-        let mut message = format!("unknown tool '{name}'. Available: {available}.");
-        let guesses: Vec<&&str> = active
-            .iter()
-            .filter(|n| names::split_exposed(n).is_some_and(|(_, local)| local == name))
-            .collect();
-        if let [only] = guesses.as_slice() {
-            message.push_str(&format!(" Did you mean '{only}'?"));
-        }
-        ToolError::new(ToolErrorKind::UnknownTool, message)
+        ActiveNames::new(
+            self.registered()
+                .map(|t| t.info.name.as_str())
+                .filter(|n| controller.check_tool_status(n))
+                .collect(),
+        )
     }
 
     /// Each call of a batch, checked, with its id.
-    fn prepare_all(&self, tool_calls: &[Value]) -> Vec<(String, Result<Ready, ToolError>)> {
+    fn prepare_all(&self, tool_calls: Vec<Json<'_>>) -> Vec<(String, Result<Ready, ToolError>)> {
+        let active = OnceCell::new();
         tool_calls
-            .iter()
+            .into_iter()
             .map(|call| match parse_tool_call(call) {
                 Ok(parsed) => (
-                    parsed.id.unwrap_or("").to_string(),
-                    self.prepare(parsed.name, parsed.arguments),
+                    parsed.id.unwrap_or_default().into_owned(),
+                    self.prepare_with(&parsed.name, parsed.arguments, &active),
                 ),
-                Err(e) => {
-                    let id = call.get("id").and_then(Value::as_str).unwrap_or("");
-                    (id.to_string(), Err(e))
-                }
+                Err(e) => (
+                    openai::call_id(call).unwrap_or_default().into_owned(),
+                    Err(e),
+                ),
             })
             .collect()
     }
@@ -158,6 +165,11 @@ impl ToolManager {
     /// at a time, see [`ToolManager::set_max_parallel`]). Returns one
     /// `{"role":"tool","tool_call_id","content"}` message per call, in order.
     pub fn call_many(&self, tool_calls: &[Value]) -> Vec<Value> {
+        self.answer_all(tool_calls.iter().map(Json::Tree).collect())
+    }
+
+    /// Answers checked calls in parallel, in order.
+    fn answer_all(&self, tool_calls: Vec<Json<'_>>) -> Vec<Value> {
         let prepared = self.prepare_all(tool_calls);
         let contents = run_parallel(&prepared, self.max_parallel(), |(_, ready)| match ready {
             Ok(ready) => answer(ready.run()),
@@ -175,7 +187,15 @@ impl ToolManager {
     /// [`ToolManager::max_parallel`] at a time), so they use its worker
     /// threads; elsewhere they run concurrently in this future.
     pub async fn call_many_async(&self, tool_calls: &[Value]) -> Vec<Value> {
-        let prepared = self.prepare_all(tool_calls);
+        let prepared = self.prepare_all(tool_calls.iter().map(Json::Tree).collect());
+        self.answer_all_async(prepared).await
+    }
+
+    /// Answers checked calls concurrently, in order.
+    async fn answer_all_async(
+        &self,
+        prepared: Vec<(String, Result<Ready, ToolError>)>,
+    ) -> Vec<Value> {
         let runtime = tokio::runtime::Handle::try_current().ok();
         let (ids, readies): (Vec<String>, Vec<_>) = prepared.into_iter().unzip();
         let contents: Vec<String> = stream::iter(readies)
@@ -200,16 +220,47 @@ impl ToolManager {
     /// Answers the `tool_calls` of an assistant message (or an array of
     /// calls, or one call) with [`ToolManager::call_many`].
     pub fn call_message(&self, message: &Value) -> Result<Vec<Value>, ToolError> {
-        let calls =
-            tool_calls_of(message).map_err(|e| ToolError::new(ToolErrorKind::MalformedCall, e))?;
-        Ok(self.call_many(&calls))
+        Ok(self.answer_all(calls_in(Json::Tree(message))?))
+    }
+
+    /// [`ToolManager::call_message`] for JSON text (a tool call, an
+    /// assistant message, or an array of calls), as a command or a server
+    /// receives it. The text is read only as far as needed: each call's
+    /// arguments stay text, are checked against the tool's size limit before
+    /// they are parsed, and reach the tool byte for byte.
+    pub fn call_message_json(&self, text: &str) -> Result<Vec<Value>, ToolError> {
+        let raw = raw_message(text)?;
+        Ok(self.answer_all(calls_in(Json::Raw(&raw))?))
     }
 
     /// [`ToolManager::call_message`] for async code (see
     /// [`ToolManager::call_many_async`]).
     pub async fn call_message_async(&self, message: &Value) -> Result<Vec<Value>, ToolError> {
-        let calls =
-            tool_calls_of(message).map_err(|e| ToolError::new(ToolErrorKind::MalformedCall, e))?;
-        Ok(self.call_many_async(&calls).await)
+        let prepared = self.prepare_all(calls_in(Json::Tree(message))?);
+        Ok(self.answer_all_async(prepared).await)
     }
+
+    /// [`ToolManager::call_message_json`] for async code.
+    pub async fn call_message_json_async(&self, text: &str) -> Result<Vec<Value>, ToolError> {
+        let raw = raw_message(text)?;
+        let prepared = self.prepare_all(calls_in(Json::Raw(&raw))?);
+        Ok(self.answer_all_async(prepared).await)
+    }
+}
+
+/// The calls of a message, or why it has none.
+fn calls_in(message: Json<'_>) -> Result<Vec<Json<'_>>, ToolError> {
+    tool_calls_of(message).map_err(|e| ToolError::new(ToolErrorKind::MalformedCall, e))
+}
+
+/// `text` checked to be one JSON value, without building it.
+fn raw_message(text: &str) -> Result<&RawValue, ToolError> {
+    serde_json::from_str(text).map_err(|e| {
+        ToolError::new(
+            ToolErrorKind::MalformedCall,
+            format!(
+                "the input is not JSON ({e}): give a tool call, an assistant message with tool_calls, or an array of tool calls"
+            ),
+        )
+    })
 }

@@ -212,12 +212,10 @@ impl WasmModule {
         };
         let max_args = self.inner.limits.max_args_bytes;
         if arguments.len() as u64 > max_args {
-            return Err(ToolError::new(
-                ToolErrorKind::InvalidArguments,
-                format!(
-                    "tool '{name}' was given {} bytes of arguments, more than its limit of {max_args} bytes.",
-                    arguments.len()
-                ),
+            return Err(ToolError::arguments_too_large(
+                name,
+                arguments.len(),
+                max_args,
             ));
         }
         Ok(Request::Call {
@@ -249,6 +247,10 @@ impl WasmModule {
 impl Tool for WasmModule {
     fn infos(&self) -> Vec<ToolInfo> {
         self.inner.tools.iter().map(|t| t.info.clone()).collect()
+    }
+
+    fn max_arguments_bytes(&self) -> Option<u64> {
+        Some(self.inner.limits.max_args_bytes)
     }
 
     fn call(&self, name: &str, arguments: &Arguments) -> Result<String, ToolError> {

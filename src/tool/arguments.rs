@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::error::{ToolError, ToolErrorKind, json_type_name};
+use super::error::{ToolError, ToolErrorKind};
 
 /// The arguments of a tool call: JSON text that is one object.
 ///
@@ -55,20 +55,6 @@ impl Arguments {
     pub fn from_object(object: &Map<String, Value>) -> Self {
         Self {
             text: Value::Object(object.clone()).to_string().into(),
-        }
-    }
-
-    /// The arguments in any form an OpenAI tool call gives them: JSON text,
-    /// an object, null or absent (both `{}`).
-    pub fn from_value(value: Option<&Value>) -> Result<Self, ToolError> {
-        match value {
-            None | Some(Value::Null) => Ok(Self::empty()),
-            Some(Value::String(text)) => Self::from_json(text),
-            Some(Value::Object(object)) => Ok(Self::from_object(object)),
-            Some(other) => Err(invalid(format!(
-                "\"arguments\" must be a JSON string or object, got {}.",
-                json_type_name(other)
-            ))),
         }
     }
 
@@ -183,55 +169,25 @@ impl<'de> Visitor<'de> for ShapeVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn arguments_in_every_accepted_form() {
-        let text = json!("{\"a\": 1}");
-        let from_text = Arguments::from_value(Some(&text)).unwrap();
-        assert_eq!(from_text.as_str(), "{\"a\": 1}");
-        assert_eq!(from_text.object().unwrap()["a"], 1);
-        let object = Arguments::from_value(Some(&json!({"a": 2}))).unwrap();
-        assert_eq!(object.object().unwrap()["a"], 2);
-        assert_eq!(
-            Arguments::from_value(Some(&Value::Null)).unwrap().as_str(),
-            "{}"
-        );
-        assert_eq!(
-            Arguments::from_value(Some(&json!("  "))).unwrap().as_str(),
-            "{}"
-        );
-        assert_eq!(Arguments::from_value(None).unwrap().as_str(), "{}");
-    }
 
     #[test]
     fn text_is_kept_byte_for_byte() {
         let text = r#"{"big":12345678901234567890123,"f":1.10,"e":1e2,"dup":1,"dup":2}"#;
         assert_eq!(Arguments::from_json(text).unwrap().as_str(), text);
     }
-
     #[test]
-    fn bad_arguments_get_the_dispatch_errors() {
-        let e = |v: Value| Arguments::from_value(Some(&v)).unwrap_err().to_string();
+    fn text_that_is_not_one_object_is_refused() {
+        let e = |text: &str| Arguments::from_json(text).unwrap_err().to_string();
+        assert_eq!(e("[1]"), "Error: \"arguments\" JSON must be an object.");
+        assert_eq!(e("3"), "Error: \"arguments\" JSON must be an object.");
         assert_eq!(
-            e(json!("[1]")),
-            "Error: \"arguments\" JSON must be an object."
-        );
-        assert_eq!(
-            e(json!("3")),
-            "Error: \"arguments\" JSON must be an object."
-        );
-        assert_eq!(
-            e(json!(5)),
-            "Error: \"arguments\" must be a JSON string or object, got number."
-        );
-        assert_eq!(
-            e(json!("{bad")),
+            e("{bad"),
             "Error: invalid JSON in arguments: key must be a string at line 1 column 2"
         );
         assert_eq!(
-            e(json!("{} x")),
+            e("{} x"),
             "Error: invalid JSON in arguments: trailing characters at line 1 column 4"
         );
+        assert_eq!(Arguments::from_json(" \n").unwrap().as_str(), "{}");
     }
 }

@@ -61,6 +61,16 @@ impl ToolError {
         )
     }
 
+    /// Arguments of `len` bytes given to tool `tool`, whose limit is `max`.
+    pub fn arguments_too_large(tool: &str, len: usize, max: u64) -> Self {
+        Self::new(
+            ToolErrorKind::InvalidArguments,
+            format!(
+                "tool '{tool}' was given {len} bytes of arguments, more than its limit of {max} bytes."
+            ),
+        )
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> ToolErrorKind {
         self.kind

@@ -58,6 +58,13 @@ pub trait Tool: Send + Sync + 'static {
     /// The schemas of the tools this provides, with their exposed names.
     fn infos(&self) -> Vec<ToolInfo>;
 
+    /// The largest arguments (JSON text, in bytes) this provider accepts;
+    /// the manager refuses larger ones before reading them. `None` (the
+    /// default): no limit of its own.
+    fn max_arguments_bytes(&self) -> Option<u64> {
+        None
+    }
+
     /// Runs tool `name` (one of the names from [`Tool::infos`]), blocking
     /// the calling thread until it is done.
     fn call(&self, name: &str, arguments: &Arguments) -> Result<String, ToolError>;

@@ -5,9 +5,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use toolhost::config::{LoadedConfig, ModuleEntry};
-use toolhost::{Compiled, ModuleSource, Runtime, Tool, ToolManager, WasmModule, bundled_module};
+use toolhost::{
+    Compiled, ModuleSource, Runtime, Tool, ToolManager, WasmModule, bundled_module, openai,
+};
 
 use crate::args::EXIT_TOOL_ERROR;
 use crate::describe::{access_json, access_lines, limit_lines};
@@ -190,12 +193,14 @@ pub fn dispatch(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
     if input.len() as u64 > MAX_STDIN_BYTES {
         bail!("stdin is larger than {MAX_STDIN_BYTES} bytes");
     }
-    let value: Value = serde_json::from_str(&input)
+    // Read only as far as needed: no tree is built of the input, and each
+    // call's arguments reach its tool as the text they are.
+    let raw: &RawValue = serde_json::from_str(&input)
         .context("stdin is not JSON: give a tool call, an assistant message with tool_calls, or an array of tool calls")?;
     let manager = manager(setup)?;
-    let single = value.get("function").is_some() && value.get("tool_calls").is_none();
+    let single = openai::is_one_call(raw);
     let messages = manager
-        .call_message(&value)
+        .call_message_json(raw.get())
         .map_err(|e| anyhow::anyhow!("{}", e.message()))?;
     let failed = messages.iter().any(|m| {
         m["content"]

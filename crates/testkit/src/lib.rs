@@ -2,6 +2,8 @@
 //! command's): the workspace's paths and the test guest components under
 //! `tests/guests/`, built on first use.
 
+pub mod components;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
