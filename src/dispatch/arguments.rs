@@ -106,7 +106,7 @@ mod tests {
         let big = json!({"a": "x".repeat(100)});
         assert_eq!(
             read(&big, Some(50)).unwrap_err(),
-            "Error: tool 't' was given 109 bytes of arguments, more than its limit of 50 bytes."
+            "Error: tool 't' was given 108 bytes of arguments, more than its limit of 50 bytes."
         );
         // Too big and not even JSON: the size is what is reported.
         let text = json!("{".repeat(100));
