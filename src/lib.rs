@@ -45,6 +45,7 @@
 pub mod config;
 mod dispatch;
 mod engine;
+mod escape;
 mod module;
 pub mod names;
 mod parallel;
@@ -63,6 +64,7 @@ pub mod openai {
 }
 
 pub use engine::{ArtifactCache, Compiled};
+pub use escape::escape_controls;
 pub use module::{
     BUNDLED_MODULES, BundledModule, LoadError, LoadErrorKind, ModuleSource, Producers, WasmModule,
     bundled_module,

@@ -18,7 +18,11 @@ enum Subject<'a> {
 
 /// The error a call that ended in `fault` answers with.
 pub(super) fn call_error(tool: &str, fault: Fault, limits: &Limits) -> ToolError {
-    let kind = match fault {
+    ToolError::new(call_kind(&fault), text(&fault, Subject::Call(tool), limits))
+}
+
+fn call_kind(fault: &Fault) -> ToolErrorKind {
+    match fault {
         Fault::OutOfFuel => ToolErrorKind::OutOfFuel,
         Fault::Timeout => ToolErrorKind::Timeout,
         Fault::MemoryLimit => ToolErrorKind::MemoryLimit,
@@ -26,9 +30,10 @@ pub(super) fn call_error(tool: &str, fault: Fault, limits: &Limits) -> ToolError
         Fault::ResourceLimit(_) => ToolErrorKind::ResourceLimit,
         Fault::Panicked(_) => ToolErrorKind::Panicked,
         Fault::Trapped(_) => ToolErrorKind::Trapped,
+        Fault::Exited(_) => ToolErrorKind::Exited,
         Fault::Host(_) => ToolErrorKind::Host,
-    };
-    ToolError::new(kind, text(&fault, Subject::Call(tool), limits))
+        Fault::AfterRefusedMemory(cause) => call_kind(cause),
+    }
 }
 
 /// Why module `module` did not load when its `tool-info` (run under
@@ -89,8 +94,16 @@ fn text(fault: &Fault, subject: Subject<'_>, limits: &Limits) -> String {
         ),
         Fault::Panicked(message) => format!("{who} panicked: {message}"),
         Fault::Trapped(message) => format!("{who} trapped: {message}"),
+        Fault::Exited(status) => {
+            format!("{who} exited with status {status} before returning a result{end}")
+        }
         Fault::Host(message) if call => format!("{who} could not be run: {message}"),
         Fault::Host(message) => message.clone(),
+        Fault::AfterRefusedMemory(cause) => format!(
+            "{} (after a memory growth past its limit of {} MiB was refused)",
+            text(cause, subject, limits),
+            limits.memory_mib
+        ),
     }
 }
 
@@ -144,5 +157,13 @@ mod tests {
             "tool-info exceeded its memory limit of 64 MiB"
         );
         assert_eq!(info(Fault::Host("x".into())), "x");
+        assert_eq!(
+            call(Fault::Exited(3)),
+            "Error: tool 'm_t' exited with status 3 before returning a result."
+        );
+        assert_eq!(
+            call(Fault::AfterRefusedMemory(Box::new(Fault::Trapped("call stack exhausted".into())))),
+            "Error: tool 'm_t' trapped: call stack exhausted (after a memory growth past its limit of 64 MiB was refused)"
+        );
     }
 }

@@ -23,7 +23,7 @@ use wasmtime::component::InstancePre;
 use crate::engine::{Compiled, describe_error};
 use crate::names;
 use crate::policy::{Access, Limits};
-use crate::sandbox::{self, CallReport, CallState, Request, Runtime};
+use crate::sandbox::{self, CallReport, CallState, Captured, Request, Runtime};
 use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
 
 pub use bundled::{BUNDLED_MODULES, BundledModule, bundled_module};
@@ -297,15 +297,26 @@ fn log_report(module: &str, tool: &str, report: &CallReport, elapsed: Duration) 
         "tool call finished"
     );
     for (stream, captured) in [("stdout", &report.stdout), ("stderr", &report.stderr)] {
-        if !captured.bytes.is_empty() || captured.dropped > 0 {
-            tracing::info!(
-                module,
-                tool,
-                stream,
-                dropped_bytes = captured.dropped,
-                "{}",
-                captured.text().trim_end()
-            );
-        }
+        log_output(module, tool, stream, captured);
+    }
+}
+
+/// Logs what a guest wrote to `stream`: one record per line, each marked
+/// with the module and tool and with its control characters escaped, so
+/// that no line can pass for one of toolhost's own.
+fn log_output(module: &str, tool: &str, stream: &str, captured: &Captured) {
+    if captured.bytes.is_empty() && captured.dropped == 0 {
+        return;
+    }
+    let text = captured.text();
+    for line in text.trim_end_matches('\n').split('\n') {
+        tracing::info!(
+            module,
+            tool,
+            stream,
+            dropped_bytes = captured.dropped,
+            "{}",
+            crate::escape::escape_controls(line)
+        );
     }
 }

@@ -9,7 +9,7 @@ use wasmtime::component::InstancePre;
 
 use super::capture::{Capture, Captured};
 use super::fault::{Fault, classify};
-use super::guest_stderr::explain_trap;
+use super::guest_stderr::name_the_cause;
 use super::state::CallState;
 use super::store::new_store;
 use super::wasi_context::Outputs;
@@ -55,12 +55,9 @@ pub(crate) async fn run(
         stdout: &stdout,
         stderr: &stderr,
     };
-    let result = run_in_store(&pre, &limits, &access, request, outputs).await;
+    let (result, memory_refused) = run_in_store(&pre, &limits, &access, request, outputs).await;
     let stderr = stderr.contents();
-    let result = result.map_err(|fault| match fault {
-        Fault::Trapped(message) => explain_trap(message, &stderr.text()),
-        other => other,
-    });
+    let result = result.map_err(|fault| name_the_cause(fault, &stderr.text(), memory_refused));
     CallReport {
         result,
         stdout: stdout.contents(),
@@ -68,14 +65,18 @@ pub(crate) async fn run(
     }
 }
 
+/// The outcome, and whether a memory growth was refused on the way.
 async fn run_in_store(
     pre: &InstancePre<CallState>,
     limits: &Limits,
     access: &Arc<Access>,
     request: Request,
     outputs: Outputs<'_>,
-) -> Outcome {
-    let mut store = new_store(pre, limits, access, outputs)?;
+) -> (Outcome, bool) {
+    let mut store = match new_store(pre, limits, access, outputs) {
+        Ok(store) => store,
+        Err(fault) => return (Err(fault), false),
+    };
     let timeout = Duration::from_millis(limits.timeout_ms);
     let max_bytes = to_usize(match request {
         Request::ToolInfo => limits.max_tool_info_bytes,
@@ -84,11 +85,12 @@ async fn run_in_store(
     // The epoch deadline traps guest code that spins; this timeout also
     // ends a call that is blocked in a host function (a long sleep).
     let call = invoke(&mut store, pre, request, max_bytes);
-    match tokio::time::timeout(timeout + EPOCH_TICK, call).await {
+    let outcome = match tokio::time::timeout(timeout + EPOCH_TICK, call).await {
         Err(_elapsed) => Err(Fault::Timeout),
         Ok(Ok(answer)) => answer,
-        Ok(Err(error)) => Err(classify(&error, store.data().limiter.exceeded())),
-    }
+        Ok(Err(error)) => Err(classify(&error)),
+    };
+    (outcome, store.data().limiter.exceeded())
 }
 
 async fn invoke(

@@ -10,7 +10,10 @@ use crate::engine::describe_error;
 pub(crate) enum Fault {
     OutOfFuel,
     Timeout,
+    /// A refused memory growth ended the call (the guest's allocator gave up).
     MemoryLimit,
+    /// The guest called `exit` with this status before answering.
+    Exited(i32),
     /// The answer has this many bytes, more than the limit; it was not copied.
     OutputTooLarge(usize),
     /// Another limit, by its config key (`max_instances`, `max_tables`, ...).
@@ -19,18 +22,22 @@ pub(crate) enum Fault {
     Trapped(String),
     /// The host could not set up or run the call.
     Host(String),
+    /// The guest went on after a memory growth past its limit was refused,
+    /// and then ended in this other fault.
+    AfterRefusedMemory(Box<Fault>),
 }
 
-/// Names the cause of a failed call from the error and the limiter's record.
+/// Names the cause of a failed call from wasmtime's error.
 ///
-/// Running out of fuel or time is reported as such even if the guest had hit
-/// the memory limit before and carried on; any other trap after a refused
-/// memory growth (typically the allocator aborting) is the memory limit.
-pub(super) fn classify(error: &wasmtime::Error, memory_exceeded: bool) -> Fault {
+/// Whether a refused memory growth is to blame is decided later, with what
+/// the guest printed (see `guest_stderr::name_the_cause`).
+pub(super) fn classify(error: &wasmtime::Error) -> Fault {
+    if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        return Fault::Exited(exit.0);
+    }
     match error.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => Fault::OutOfFuel,
         Some(Trap::Interrupt) => Fault::Timeout,
-        _ if memory_exceeded => Fault::MemoryLimit,
         Some(trap) => {
             let text = trap.to_string();
             Fault::Trapped(

@@ -1,12 +1,45 @@
-//! What a guest said on stderr before it trapped: a Rust panic message, an
-//! uncaught Python exception. Used to name the cause of a trap.
+//! What a guest said on stderr before it trapped (a Rust panic message, an
+//! allocation failure, an uncaught Python exception), used to name the
+//! cause of a trap.
 
 use super::fault::Fault;
+
+/// The trap wasmtime reports for an `unreachable` instruction (an abort).
+const UNREACHABLE: &str = "wasm `unreachable` instruction executed";
+
+/// The cause of a call that ended in `fault`, with what the guest wrote to
+/// `stderr` and whether a memory growth was refused (`memory_refused`).
+///
+/// A trap is named by the guest's panic message or Python exception when
+/// it printed one. After a refused memory growth, the call is reported as
+/// having exceeded its memory limit only when that is what ended it: the
+/// allocator gave up (Rust's `memory allocation of N bytes failed`, a Python
+/// `MemoryError`, or an abort with nothing said). Any other end (a panic of
+/// the guest's own after a failed `try_reserve`, a stack overflow) is
+/// reported as itself, with the refused growth mentioned. Running out of
+/// fuel or time, or exiting, are reported as such in any case.
+pub(super) fn name_the_cause(fault: Fault, stderr: &str, memory_refused: bool) -> Fault {
+    let Fault::Trapped(message) = fault else {
+        return fault;
+    };
+    let ended_by_memory = stderr.contains("memory allocation of")
+        || python_exception(stderr).is_some_and(|e| e.starts_with("MemoryError"))
+        || (message == UNREACHABLE && panic_message(stderr).is_none());
+    if memory_refused && ended_by_memory {
+        return Fault::MemoryLimit;
+    }
+    let explained = explain_trap(message, stderr);
+    if memory_refused {
+        Fault::AfterRefusedMemory(Box::new(explained))
+    } else {
+        explained
+    }
+}
 
 /// Turns an `unreachable`-style trap into what the guest said on stderr: a
 /// Rust panic message, with the uncaught Python exception that caused it
 /// when the guest is a componentize-py module.
-pub(super) fn explain_trap(message: String, stderr: &str) -> Fault {
+fn explain_trap(message: String, stderr: &str) -> Fault {
     let python = python_exception(stderr);
     match (panic_message(stderr), python) {
         (Some(panic), Some(exception)) => Fault::Panicked(format!("{panic}: {exception}")),
@@ -75,5 +108,28 @@ mod tests {
             explain_trap("unreachable".into(), ""),
             Fault::Trapped("unreachable".into())
         );
+    }
+
+    #[test]
+    fn a_refused_growth_is_blamed_only_when_it_ended_the_call() {
+        let trap = || Fault::Trapped(UNREACHABLE.into());
+        let oom = "memory allocation of 1048576 bytes failed\n";
+        assert_eq!(name_the_cause(trap(), oom, true), Fault::MemoryLimit);
+        assert_eq!(name_the_cause(trap(), "", true), Fault::MemoryLimit);
+        let panic = "thread 'main' panicked at src/lib.rs:1:1:\nno room\n";
+        assert_eq!(
+            name_the_cause(trap(), panic, true),
+            Fault::AfterRefusedMemory(Box::new(Fault::Panicked("no room".into())))
+        );
+        let overflow = Fault::Trapped("call stack exhausted".into());
+        assert_eq!(
+            name_the_cause(overflow.clone(), "", true),
+            Fault::AfterRefusedMemory(Box::new(overflow.clone()))
+        );
+        assert_eq!(name_the_cause(overflow.clone(), "", false), overflow);
+        assert_eq!(name_the_cause(Fault::OutOfFuel, oom, true), Fault::OutOfFuel);
+        assert_eq!(name_the_cause(Fault::Exited(0), "", true), Fault::Exited(0));
+        let python = "Traceback (most recent call last):\n  File \"a\", line 1\nMemoryError\n";
+        assert_eq!(name_the_cause(trap(), python, true), Fault::MemoryLimit);
     }
 }

@@ -21,6 +21,7 @@ mod store;
 mod wasi_context;
 
 pub(crate) use call::{CallReport, Request, run};
+pub(crate) use capture::Captured;
 pub(crate) use fault::Fault;
 pub use runtime::Runtime;
 pub(crate) use state::CallState;

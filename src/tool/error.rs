@@ -30,6 +30,8 @@ pub enum ToolErrorKind {
     Trapped,
     /// The tool returned a result larger than the output limit.
     OutputTooLarge,
+    /// The tool called `exit` before returning a result.
+    Exited,
     /// The host could not run the tool (for example, it could not instantiate it).
     Host,
 }

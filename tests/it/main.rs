@@ -9,6 +9,7 @@ mod docs;
 mod example_tools;
 mod fuzz_inputs;
 mod grants;
+mod hardening;
 mod languages;
 mod limits;
 mod loading;

@@ -1,6 +1,6 @@
 //! The subcommands. Each returns the exit code, or an error for exit 2.
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -9,7 +9,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use toolhost::config::{LoadedConfig, ModuleEntry};
 use toolhost::{
-    Compiled, ModuleSource, Runtime, Tool, ToolManager, WasmModule, bundled_module, openai,
+    Compiled, ModuleSource, Runtime, Tool, ToolManager, WasmModule, bundled_module,
+    escape_controls, openai,
 };
 
 use crate::args::EXIT_TOOL_ERROR;
@@ -81,6 +82,19 @@ fn print(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A tool's answer for stdout: as it is for a pipe or a file; on a terminal,
+/// each line with its control characters escaped, so that an answer cannot
+/// move the cursor or rewrite what is already on the screen.
+fn for_terminal(text: &str) -> String {
+    if !std::io::stdout().is_terminal() {
+        return text.to_string();
+    }
+    text.split('\n')
+        .map(|line| escape_controls(line).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn exit_for(failed: bool) -> ExitCode {
     if failed {
         ExitCode::from(EXIT_TOOL_ERROR)
@@ -135,6 +149,7 @@ pub fn list(setup: &Setup<'_>, as_json: bool, verbose: bool) -> anyhow::Result<E
             "inactive"
         };
         let summary = tool.info.description.lines().next().unwrap_or("");
+        let summary = escape_controls(summary);
         print(&format!("{:width$}  {status:8}  {summary}", tool.info.name))?;
     }
     if verbose {
@@ -174,11 +189,11 @@ pub fn call(setup: &Setup<'_>, name: &str, arguments: Option<&str>) -> anyhow::R
     let arguments = arguments.map(|a| Value::String(a.to_string()));
     match manager.call_tool(name, arguments.as_ref()) {
         Ok(result) => {
-            print(&result)?;
+            print(&for_terminal(&result))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
-            print(&error.to_string())?;
+            print(&for_terminal(&error.to_string()))?;
             Ok(exit_for(true))
         }
     }
@@ -259,7 +274,7 @@ pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {
         .producers()
         .runtime()
         .unwrap_or_else(|| "not recognisable (the component names no language)".into());
-    print(&format!("runtime:      {runtime_line}"))?;
+    print(&format!("runtime:      {}", escape_controls(&runtime_line)))?;
     print(&format!(
         "compile time: {:.1} ms",
         module.compile_time().as_secs_f64() * 1000.0
@@ -289,7 +304,7 @@ pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {
         let local = module.local_name(&info.name).unwrap_or(&info.name);
         print(&format!("  {} (local name '{local}')", info.name))?;
         for line in info.description.lines() {
-            print(&format!("    {line}"))?;
+            print(&format!("    {}", escape_controls(line)))?;
         }
         print(&format!("    parameters: {}", info.parameters))?;
     }

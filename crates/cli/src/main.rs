@@ -19,10 +19,21 @@ fn main() -> ExitCode {
         // The reader went away (`toolhost list | head`): nothing to report.
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("toolhost: {error:#}");
+            eprintln!("toolhost: {}", error_text(&error));
             ExitCode::from(args::EXIT_USAGE)
         }
     }
+}
+
+/// An error for stderr. It may quote a tool module (a tool-info panic,
+/// say), so each line has its control characters escaped, and lines after
+/// the first are indented: none can pass for a line of toolhost's own.
+fn error_text(error: &anyhow::Error) -> String {
+    format!("{error:#}")
+        .lines()
+        .map(|line| toolhost::escape_controls(line).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n  ")
 }
 
 fn is_broken_pipe(error: &anyhow::Error) -> bool {

@@ -24,7 +24,11 @@ pub fn core_module_with_tools(names: &[&str], call_body: &str, extra: &str) -> S
             )
         })
         .collect();
-    let info = format!("[{}]", schemas.join(","));
+    core_module_with_info(&format!("[{}]", schemas.join(",")), call_body, extra)
+}
+
+/// [`core_module`] whose `tool-info` answers `info` (JSON text) as it is.
+pub fn core_module_with_info(info: &str, call_body: &str, extra: &str) -> String {
     let escaped = info.replace('\\', "\\\\").replace('"', "\\\"");
     format!(
         r#"(module

@@ -2,4 +2,5 @@
 
 mod cache;
 mod commands;
+mod injection;
 mod languages;

@@ -137,6 +137,36 @@ fn big_output(args: Size) -> Result<String, String> {
     Ok("x".repeat(args.bytes))
 }
 
+/// An exit status.
+#[derive(Deserialize, JsonSchema)]
+struct Status {
+    code: i32,
+}
+
+/// Exits the guest (`std::process::exit`) instead of returning.
+fn exit(args: Status) -> Result<String, String> {
+    std::process::exit(args.code)
+}
+
+/// Asks for more memory than the limit with `try_reserve`, which fails
+/// politely, then panics with a message of its own.
+fn reserve_then_panic(args: Size) -> Result<String, String> {
+    let mut v: Vec<u8> = Vec::new();
+    if v.try_reserve(args.bytes).is_err() {
+        panic!("could not reserve {} bytes, giving up", args.bytes);
+    }
+    Ok("reserved".into())
+}
+
+/// As `reserve_then_panic`, but then overflows the stack.
+fn reserve_then_recurse(args: Size) -> Result<String, String> {
+    let mut v: Vec<u8> = Vec::new();
+    if v.try_reserve(args.bytes).is_err() {
+        return Ok(recurse_forever(0).to_string());
+    }
+    Ok("reserved".into())
+}
+
 fn fail(args: Text) -> Result<String, String> {
     Err(args.text)
 }
@@ -283,6 +313,9 @@ fn toolbox() -> Toolbox {
         .tool("recurse_to", recurse_to)
         .tool("big_output", big_output)
         .tool("fail", fail)
+        .tool("exit", exit)
+        .tool("reserve_then_panic", reserve_then_panic)
+        .tool("reserve_then_recurse", reserve_then_recurse)
         .tool("stderr_flood", stderr_flood)
         .tool("print", print)
         .tool("env", env)

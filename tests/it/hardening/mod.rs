@@ -1,0 +1,7 @@
+//! Regression tests of the hardening round: each reproduces one attack of
+//! the red-team report (numbered as in SECURITY.md's "Hardening" list) and
+//! checks what must hold instead.
+
+mod arguments;
+mod errors;
+mod output;
