@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::module::ModuleSource;
 use crate::names;
-use crate::policy::{Grants, LimitOverrides, Limits};
+use crate::policy::{Applies, Grants, LimitOverrides, Limits};
 use crate::registry::ToolController;
 
 /// The parsed `toolhost.toml`.
@@ -91,6 +91,7 @@ impl Config {
                 .apply(self.limits)
                 .validate()
                 .map_err(|e| format!("{at} limits: {e}"))?;
+            check_module_level(&entry.limits).map_err(|e| format!("{at} limits: {e}"))?;
             entry
                 .grants
                 .network
@@ -104,6 +105,18 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Refuses, in a module's `limits`, a limit that bounds a whole batch.
+fn check_module_level(overrides: &LimitOverrides) -> Result<(), String> {
+    for (spec, (key, value)) in Limits::SPECS.iter().zip(overrides.values()) {
+        if spec.applies == Applies::Batch && value.is_some() {
+            return Err(format!(
+                "`{key}` bounds a whole batch of calls, not one module's; set it in [limits]"
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl ModuleEntry {
@@ -183,6 +196,12 @@ mod tests {
         let e = Config::from_toml("[[modules]]\nbundled = \"calc\"\nlimits = { memory_mib = 0 }\n")
             .unwrap_err();
         assert!(e.contains("memory_mib"), "{e}");
+        let e = Config::from_toml("[[modules]]\nbundled = \"calc\"\nlimits = { batch_timeout_ms = 5 }\n")
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "[[modules]] #1 limits: `batch_timeout_ms` bounds a whole batch of calls, not one module's; set it in [limits]"
+        );
         for key in Limits::SPECS.map(|spec| spec.key) {
             let zero = format!("[[modules]]\nbundled = \"calc\"\nlimits = {{ {key} = 0 }}\n");
             let e = Config::from_toml(&zero).unwrap_err();

@@ -110,6 +110,7 @@ impl LoadedConfig {
     /// A manager with `modules` registered and the config's controller.
     pub fn manager_for(&self, modules: Vec<WasmModule>) -> Result<ToolManager, ConfigError> {
         let mut manager = ToolManager::new().with_controller(self.config.controller.clone());
+        manager.set_batch_timeout(self.config.limits.batch_timeout());
         for module in modules {
             manager
                 .register(module)

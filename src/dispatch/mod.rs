@@ -14,6 +14,7 @@ mod unknown;
 use std::cell::OnceCell;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, StreamExt};
 use serde_json::Value;
@@ -35,6 +36,26 @@ struct Ready {
 }
 
 impl Ready {
+    /// The answer of a call its batch had no time left to start.
+    fn too_late(&self, batch_timeout: Duration) -> ToolError {
+        ToolError::new(
+            ToolErrorKind::Timeout,
+            format!(
+                "tool '{}' was not run: its batch reached its time limit of {} ms (limits.batch_timeout_ms).",
+                self.name,
+                batch_timeout.as_millis()
+            ),
+        )
+    }
+
+    /// Runs the call on this thread, unless the batch's `deadline` has passed.
+    fn run_before(&self, deadline: &Deadline) -> Result<String, ToolError> {
+        if deadline.passed() {
+            return Err(self.too_late(deadline.timeout));
+        }
+        self.run()
+    }
+
     /// Runs the call on this thread.
     fn run(&self) -> Result<String, ToolError> {
         self.provider.call(&self.name, &self.arguments)
@@ -43,6 +64,26 @@ impl Ready {
     /// The call as a future that owns what it needs.
     fn run_async(self) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         Arc::clone(&self.provider).call_async(self.name, self.arguments)
+    }
+}
+
+/// When a batch must have started all its calls.
+#[derive(Clone, Copy)]
+struct Deadline {
+    at: Instant,
+    timeout: Duration,
+}
+
+impl Deadline {
+    fn after(timeout: Duration) -> Self {
+        Self {
+            at: Instant::now() + timeout,
+            timeout,
+        }
+    }
+
+    fn passed(&self) -> bool {
+        Instant::now() >= self.at
     }
 }
 
@@ -162,17 +203,21 @@ impl ToolManager {
 
     /// Answers a batch of tool calls: malformed and unknown calls at once, the
     /// rest in parallel (at most [`DEFAULT_MAX_PARALLEL`](crate::DEFAULT_MAX_PARALLEL)
-    /// at a time, see [`ToolManager::set_max_parallel`]). Returns one
+    /// at a time, see [`ToolManager::set_max_parallel`]). Calls not started
+    /// within the batch timeout ([`ToolManager::set_batch_timeout`]) are
+    /// answered with an error naming it. Returns one
     /// `{"role":"tool","tool_call_id","content"}` message per call, in order.
     pub fn call_many(&self, tool_calls: &[Value]) -> Vec<Value> {
         self.answer_all(tool_calls.iter().map(Json::Tree).collect())
     }
 
-    /// Answers checked calls in parallel, in order.
+    /// Answers checked calls in parallel, in order; those not started within
+    /// the batch timeout are answered with an error naming it.
     fn answer_all(&self, tool_calls: Vec<Json<'_>>) -> Vec<Value> {
+        let deadline = Deadline::after(self.batch_timeout());
         let prepared = self.prepare_all(tool_calls);
         let contents = run_parallel(&prepared, self.max_parallel(), |(_, ready)| match ready {
-            Ok(ready) => answer(ready.run()),
+            Ok(ready) => answer(ready.run_before(&deadline)),
             Err(e) => e.to_string(),
         });
         prepared
@@ -196,12 +241,14 @@ impl ToolManager {
         &self,
         prepared: Vec<(String, Result<Ready, ToolError>)>,
     ) -> Vec<Value> {
+        let deadline = Deadline::after(self.batch_timeout());
         let runtime = tokio::runtime::Handle::try_current().ok();
         let (ids, readies): (Vec<String>, Vec<_>) = prepared.into_iter().unzip();
         let contents: Vec<String> = stream::iter(readies)
             .map(|ready| {
                 let call = async move {
                     match ready {
+                        Ok(ready) if deadline.passed() => ready.too_late(deadline.timeout).to_string(),
                         Ok(ready) => answer(ready.run_async().await),
                         Err(e) => e.to_string(),
                     }

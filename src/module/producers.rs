@@ -9,7 +9,16 @@ use std::collections::BTreeSet;
 
 use wasmparser::{KnownCustom, Name, Parser, Payload};
 
-/// How a component was made, as far as its custom sections tell.
+/// The largest `producers` section read; a larger one is skipped (real ones
+/// are a few hundred bytes).
+const MAX_PRODUCERS_SECTION: usize = 64 * 1024;
+/// The most entries kept in each set, and the longest entry.
+const MAX_ENTRIES: usize = 32;
+const MAX_ENTRY_BYTES: usize = 128;
+
+/// How a component was made, as far as its custom sections tell: a small
+/// summary (at most 32 entries of 128 bytes in each set), whatever the
+/// sections hold.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Producers {
     /// `language` fields (`JavaScript`, `Rust`, `C11`, ...).
@@ -33,7 +42,9 @@ impl Producers {
                 continue;
             };
             match section.as_known() {
-                KnownCustom::Producers(reader) => producers.add_fields(reader),
+                KnownCustom::Producers(reader) if section.data().len() <= MAX_PRODUCERS_SECTION => {
+                    producers.add_fields(reader)
+                }
                 KnownCustom::Name(reader) => producers.add_module_name(reader),
                 _ => {}
             }
@@ -54,16 +65,16 @@ impl Producers {
                 } else {
                     format!("{} {}", value.name, value.version)
                 };
-                target.insert(text);
+                keep(target, text);
             }
         }
     }
 
+    /// The module's own name: the first subsection of a name section, when
+    /// it is there (the function names after it are never read).
     fn add_module_name(&mut self, reader: wasmparser::NameSectionReader<'_>) {
-        for name in reader.into_iter().flatten() {
-            if let Name::Module { name, .. } = name {
-                self.module_names.insert(name.to_string());
-            }
+        if let Some(Ok(Name::Module { name, .. })) = reader.into_iter().next() {
+            keep(&mut self.module_names, name.to_string());
         }
     }
 
@@ -99,6 +110,21 @@ impl Producers {
                 .filter(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
         })
     }
+}
+
+/// Adds `text` (cut to [`MAX_ENTRY_BYTES`]) to `set` unless it is full.
+fn keep(set: &mut BTreeSet<String>, mut text: String) {
+    if set.len() >= MAX_ENTRIES {
+        return;
+    }
+    if text.len() > MAX_ENTRY_BYTES {
+        let mut end = MAX_ENTRY_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    set.insert(text);
 }
 
 #[cfg(test)]

@@ -6,21 +6,26 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Whether a limit bounds each call or the loading of a module.
+/// Whether a limit bounds each call, the loading of a module, or a whole
+/// batch of calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applies {
     /// Checked on every call.
     Call,
     /// Checked once, when the module is loaded.
     Load,
+    /// Bounds a whole batch (`call_many`, an assistant message); set in
+    /// `[limits]` only, not per module.
+    Batch,
 }
 
 impl Applies {
-    /// `call` or `load`, as the README's limits table writes it.
+    /// `call`, `load` or `batch`, as the README's limits table writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Applies::Call => "call",
             Applies::Load => "load",
+            Applies::Batch => "batch",
         }
     }
 }
@@ -110,6 +115,11 @@ macro_rules! limits {
             pub fn apply(&self, base: Limits) -> Limits {
                 Limits { $($key: self.$key.unwrap_or(base.$key),)* }
             }
+
+            /// Each key and whether it is set, in the order of [`Limits::SPECS`].
+            pub fn values(&self) -> [(&'static str, Option<u64>); COUNT] {
+                [$((stringify!($key), self.$key),)*]
+            }
         }
     };
 }
@@ -147,6 +157,9 @@ limits! {
     max_tool_info_bytes = MIB, max GIB, Load, "`tool-info` answer, bytes";
     /// The most tools one module may declare.
     max_tools = 1024, max 100_000, Load, "tools one module declares";
+    /// Wall-clock time for a whole batch of calls, in milliseconds; calls not
+    /// started by then are answered with an error naming this limit.
+    batch_timeout_ms = 300_000, max 86_400_000, Batch, "wall-clock time of a batch, ms";
 }
 
 impl Limits {
@@ -182,6 +195,11 @@ impl Limits {
     /// The result limit in bytes.
     pub fn output_bytes(&self) -> usize {
         to_usize(self.max_output_bytes)
+    }
+
+    /// The batch limit as a duration.
+    pub fn batch_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.batch_timeout_ms)
     }
 
     /// The wasm stack limit in bytes.

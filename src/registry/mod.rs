@@ -7,6 +7,7 @@
 mod controller;
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
 
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -16,6 +17,7 @@ pub use controller::{
 };
 
 use crate::names;
+use crate::policy::Limits;
 use crate::tool::{Tool, ToolInfo};
 
 /// A registered tool: its schema and the provider that runs it.
@@ -67,6 +69,7 @@ pub struct ToolManager {
     tools: IndexMap<String, Registered>,
     controller: RwLock<ToolController>,
     max_parallel: usize,
+    batch_timeout: Duration,
 }
 
 impl Default for ToolManager {
@@ -91,6 +94,7 @@ impl ToolManager {
             tools: IndexMap::new(),
             controller: RwLock::new(ToolController::default()),
             max_parallel: DEFAULT_MAX_PARALLEL,
+            batch_timeout: Limits::default().batch_timeout(),
         }
     }
 
@@ -108,6 +112,18 @@ impl ToolManager {
     /// How many calls [`ToolManager::call_many`] runs at once.
     pub fn max_parallel(&self) -> usize {
         self.max_parallel
+    }
+
+    /// Sets how long a batch ([`ToolManager::call_many`] and the like) may
+    /// take: calls not started by then are answered with an error naming
+    /// `limits.batch_timeout_ms` (default: its default).
+    pub fn set_batch_timeout(&mut self, timeout: Duration) {
+        self.batch_timeout = timeout;
+    }
+
+    /// How long a batch may take.
+    pub fn batch_timeout(&self) -> Duration {
+        self.batch_timeout
     }
 
     /// Registers every tool `tool` provides. All or nothing: a name that is
@@ -195,6 +211,7 @@ impl ToolManager {
             tools: self.tools.clone(),
             controller: RwLock::new(self.controller()),
             max_parallel: self.max_parallel,
+            batch_timeout: self.batch_timeout,
         }
     }
 

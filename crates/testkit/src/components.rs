@@ -100,3 +100,47 @@ pub fn tool_component(core: &str, encoding: &str, copies: usize) -> Vec<u8> {
     );
     wat::parse_str(&text).unwrap_or_else(|e| panic!("the test component is valid WAT: {e}"))
 }
+
+/// `bytes` with a custom section `name` holding `payload` appended.
+pub fn with_custom_section(mut bytes: Vec<u8>, name: &str, payload: &[u8]) -> Vec<u8> {
+    let mut content = leb128(name.len());
+    content.extend_from_slice(name.as_bytes());
+    content.extend_from_slice(payload);
+    bytes.push(0);
+    bytes.extend(leb128(content.len()));
+    bytes.extend(content);
+    bytes
+}
+
+/// A `producers` section's payload naming `count` languages `lang-N`, each
+/// with a version of `version_bytes` bytes.
+pub fn producers_payload(count: usize, version_bytes: usize) -> Vec<u8> {
+    let string = |text: &str| {
+        let mut out = leb128(text.len());
+        out.extend_from_slice(text.as_bytes());
+        out
+    };
+    let version = "v".repeat(version_bytes);
+    let mut payload = leb128(1);
+    payload.extend(string("language"));
+    payload.extend(leb128(count));
+    for i in 0..count {
+        payload.extend(string(&format!("lang-{i}")));
+        payload.extend(string(&version));
+    }
+    payload
+}
+
+/// `value` as unsigned LEB128.
+fn leb128(mut value: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            out.push(byte);
+            return out;
+        }
+        out.push(byte | 0x80);
+    }
+}

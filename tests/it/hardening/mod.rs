@@ -3,5 +3,7 @@
 //! checks what must hold instead.
 
 mod arguments;
+mod batch;
 mod errors;
 mod output;
+mod sections;
