@@ -45,7 +45,10 @@ mod tests {
     fn controls_and_invisible_formatting_are_escaped() {
         assert!(matches!(escape_controls("héllo, 世界"), Cow::Borrowed(_)));
         assert_eq!(escape_controls("tab\there"), r"tab\there");
-        assert_eq!(escape_controls("x\u{202e}y\u{200b}z"), r"x\u{202e}y\u{200b}z");
+        assert_eq!(
+            escape_controls("x\u{202e}y\u{200b}z"),
+            r"x\u{202e}y\u{200b}z"
+        );
         assert_eq!(escape_controls("a\u{9b}b\u{7f}"), r"a\u{9b}b\u{7f}");
         assert_eq!(escape_controls(r#"quo"te\ "#), r#"quo"te\ "#);
     }

@@ -196,8 +196,10 @@ mod tests {
         let e = Config::from_toml("[[modules]]\nbundled = \"calc\"\nlimits = { memory_mib = 0 }\n")
             .unwrap_err();
         assert!(e.contains("memory_mib"), "{e}");
-        let e = Config::from_toml("[[modules]]\nbundled = \"calc\"\nlimits = { batch_timeout_ms = 5 }\n")
-            .unwrap_err();
+        let e = Config::from_toml(
+            "[[modules]]\nbundled = \"calc\"\nlimits = { batch_timeout_ms = 5 }\n",
+        )
+        .unwrap_err();
         assert_eq!(
             e,
             "[[modules]] #1 limits: `batch_timeout_ms` bounds a whole batch of calls, not one module's; set it in [limits]"

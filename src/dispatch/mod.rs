@@ -248,7 +248,9 @@ impl ToolManager {
             .map(|ready| {
                 let call = async move {
                     match ready {
-                        Ok(ready) if deadline.passed() => ready.too_late(deadline.timeout).to_string(),
+                        Ok(ready) if deadline.passed() => {
+                            ready.too_late(deadline.timeout).to_string()
+                        }
                         Ok(ready) => answer(ready.run_async().await),
                         Err(e) => e.to_string(),
                     }

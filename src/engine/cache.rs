@@ -2,12 +2,20 @@
 //! compiled once, not at every start.
 //!
 //! Deserializing a compiled artifact runs the machine code in it, so toolhost
-//! only ever loads artifacts it wrote itself, from a directory only its user
-//! can write:
-//! - the directory is created with mode 0700 and refused if it is owned by
-//!   another user or writable by group or others;
-//! - each entry is written to a temporary file (mode 0600) and renamed into
-//!   place, so a reader never sees half an entry;
+//! only ever loads artifacts it wrote itself, from a directory no one else
+//! can write or swap:
+//! - the directory is opened once, without following a symbolic link, and
+//!   every later read and write is relative to that handle (never by path
+//!   again), so renaming or replacing the path afterwards changes nothing;
+//! - the opened directory must belong to this user and not be writable by
+//!   group or others, and so must every directory above it (up to `/`),
+//!   unless it belongs to root or has the sticky bit (as `/tmp`): otherwise
+//!   another user could swap the directory, as ssh refuses for its keys;
+//! - each entry is opened without following links, and its owner and mode
+//!   are checked on the opened file (this user's, not group/other-writable)
+//!   before it is read;
+//! - each entry is written to a fresh temporary file (mode 0600) and renamed
+//!   into place, so a reader never sees half an entry;
 //! - each entry starts with a magic line and the SHA-256 of the artifact,
 //!   checked before wasmtime sees it: a corrupt or truncated entry is
 //!   compiled again and replaced, never loaded;
@@ -16,9 +24,12 @@
 //!   artifact of another component, wasmtime or configuration is never used.
 
 use std::hash::{Hash, Hasher};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -27,10 +38,11 @@ use wasmtime::component::Component;
 const MAGIC: &[u8; 16] = b"toolhost-cwasm1\n";
 const DIGEST_BYTES: usize = 32;
 
-/// Where compiled components are kept.
+/// Where compiled components are kept: a directory opened once.
 #[derive(Debug, Clone)]
 pub struct ArtifactCache {
-    dir: PathBuf,
+    path: PathBuf,
+    dir: Arc<Dir>,
 }
 
 /// How a component was obtained.
@@ -57,17 +69,21 @@ impl ArtifactCache {
     }
 
     /// Opens (creating if needed) the cache in `dir`. Fails, saying why, if
-    /// the directory cannot be created or another user could write to it.
+    /// the directory cannot be created or opened, or if another user could
+    /// write to it or to a directory above it.
     pub fn open(dir: impl Into<PathBuf>) -> Result<Self, String> {
-        let dir = dir.into();
-        create_private_dir(&dir)?;
-        check_private(&dir)?;
-        Ok(Self { dir })
+        let path = dir.into();
+        create_private_dir(&path)?;
+        let handle = private::open_checked(&path)?;
+        Ok(Self {
+            path,
+            dir: Arc::new(handle),
+        })
     }
 
-    /// The cache directory.
+    /// The cache directory, as it was named when opened.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.path
     }
 
     /// The component `bytes` compiled for `engine`: from the cache when a
@@ -78,72 +94,111 @@ impl ArtifactCache {
         engine: &Engine,
         bytes: &[u8],
     ) -> wasmtime::Result<(Component, Compiled)> {
-        let path = self.entry_path(engine, bytes);
-        if let Some(artifact) = read_entry(&path) {
-            // SAFETY: the entry is in a directory only this user can write
-            // (checked when the cache was opened), was written by toolhost,
-            // and its SHA-256 matches; its name ties it to this component and
-            // this engine's configuration.
+        let name = entry_name(engine, bytes);
+        if let Some(artifact) = self.read_entry(&name) {
+            // SAFETY: the entry was opened through a handle to a directory
+            // only this user can write (nor swap: checked up to `/`), without
+            // following links, is this user's and not writable by others,
+            // was written by toolhost and its SHA-256 matches; its name ties
+            // it to this component and this engine's configuration.
             match unsafe { Component::deserialize(engine, &artifact) } {
                 Ok(component) => return Ok((component, Compiled::Cached)),
                 Err(e) => tracing::warn!(
-                    path = %path.display(),
+                    entry = %self.path.join(&name).display(),
                     "cached artifact not usable, compiling again: {e}"
                 ),
             }
         }
         let component = Component::from_binary(engine, bytes)?;
+        self.store(&name, &component);
+        Ok((component, Compiled::Fresh))
+    }
+
+    /// Stores `component` as entry `name`, logging (not failing) if it cannot.
+    fn store(&self, name: &str, component: &Component) {
         match component.serialize() {
             Ok(artifact) => {
-                if let Err(e) = write_entry(&self.dir, &path, &artifact) {
-                    tracing::warn!(path = %path.display(), "cannot store compiled artifact: {e}");
+                if let Err(e) = self.write_entry(name, &artifact) {
+                    tracing::warn!(
+                        entry = %self.path.join(name).display(),
+                        "cannot store compiled artifact: {e}"
+                    );
                 }
             }
             Err(e) => tracing::warn!("cannot serialize compiled artifact: {e}"),
         }
-        Ok((component, Compiled::Fresh))
     }
 
-    /// `<sha256 of the component>-<engine compatibility hash>.cwasm`.
-    fn entry_path(&self, engine: &Engine, bytes: &[u8]) -> PathBuf {
-        let component = hex(&Sha256::digest(bytes));
-        let mut hasher = std::hash::DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut hasher);
-        env!("CARGO_PKG_VERSION").hash(&mut hasher);
-        self.dir
-            .join(format!("{component}-{:016x}.cwasm", hasher.finish()))
+    /// The artifact in entry `name`, if it is ours, whole and unchanged.
+    fn read_entry(&self, name: &str) -> Option<Vec<u8>> {
+        let refuse = |why: &str| {
+            tracing::warn!(entry = %self.path.join(name).display(), "{why}, compiling again");
+            None
+        };
+        let mut options = OpenOptions::new();
+        options.read(true).custom_flags(private::NO_FOLLOW);
+        let mut file = match self.dir.open_with(name, &options) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(_) => return refuse("cache entry cannot be opened (a link?)"),
+        };
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() || !private::owned_and_private(meta.uid(), meta.mode()) {
+            return refuse("cache entry belongs to another user or others can write it");
+        }
+        let mut data = Vec::new();
+        file.read_to_end(&mut data).ok()?;
+        let header = MAGIC.len() + DIGEST_BYTES;
+        if data.len() <= header || &data[..MAGIC.len()] != MAGIC {
+            return refuse("cache entry is not valid");
+        }
+        let (digest, artifact) = data[MAGIC.len()..].split_at(DIGEST_BYTES);
+        if Sha256::digest(artifact).as_slice() != digest {
+            return refuse("cache entry is corrupt");
+        }
+        Some(artifact.to_vec())
     }
+
+    /// Writes entry `name` atomically: a fresh private file, renamed into place.
+    fn write_entry(&self, name: &str, artifact: &[u8]) -> std::io::Result<()> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let temporary = format!(
+            ".{name}.{}-{}.tmp",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut options = OpenOptions::new();
+        options
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(private::NO_FOLLOW);
+        let written = (|| {
+            let mut file = self.dir.open_with(&temporary, &options)?;
+            file.write_all(MAGIC)?;
+            file.write_all(&Sha256::digest(artifact))?;
+            file.write_all(artifact)?;
+            file.sync_all()?;
+            self.dir.rename(&temporary, &self.dir, name)
+        })();
+        if written.is_err() {
+            let _ = self.dir.remove_file(&temporary);
+        }
+        written
+    }
+}
+
+/// `<sha256 of the component>-<engine compatibility hash>.cwasm`.
+fn entry_name(engine: &Engine, bytes: &[u8]) -> String {
+    let component = hex(&Sha256::digest(bytes));
+    let mut hasher = std::hash::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    env!("CARGO_PKG_VERSION").hash(&mut hasher);
+    format!("{component}-{:016x}.cwasm", hasher.finish())
 }
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The artifact in the entry at `path`, if it is whole and unchanged.
-fn read_entry(path: &Path) -> Option<Vec<u8>> {
-    let data = std::fs::read(path).ok()?;
-    let header = MAGIC.len() + DIGEST_BYTES;
-    if data.len() <= header || &data[..MAGIC.len()] != MAGIC {
-        tracing::warn!(path = %path.display(), "cache entry is not valid, compiling again");
-        return None;
-    }
-    let (digest, artifact) = data[MAGIC.len()..].split_at(DIGEST_BYTES);
-    if Sha256::digest(artifact).as_slice() != digest {
-        tracing::warn!(path = %path.display(), "cache entry is corrupt, compiling again");
-        return None;
-    }
-    Some(artifact.to_vec())
-}
-
-/// Writes an entry atomically: a private temporary file, renamed into place.
-fn write_entry(dir: &Path, path: &Path, artifact: &[u8]) -> std::io::Result<()> {
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(MAGIC)?;
-    file.write_all(&Sha256::digest(artifact))?;
-    file.write_all(artifact)?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 fn create_private_dir(dir: &Path) -> Result<(), String> {
@@ -156,61 +211,176 @@ fn create_private_dir(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot create the cache directory {}: {e}", dir.display()))
 }
 
-/// Refuses a directory that another user owns or could write to.
+/// Opening the directory and checking that no one else can write or swap it.
 #[cfg(unix)]
-fn check_private(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::symlink_metadata(dir)
-        .map_err(|e| format!("cannot read the cache directory {}: {e}", dir.display()))?;
-    if !meta.is_dir() {
-        return Err(format!(
-            "the cache directory {} is not a directory (or is a symlink)",
-            dir.display()
-        ));
+mod private {
+    use std::path::Path;
+
+    use cap_std::fs::Dir;
+    use rustix::fs::{self, Mode, OFlags};
+    use rustix::io::Errno;
+
+    /// The flag that makes an open fail on a symbolic link.
+    pub(super) const NO_FOLLOW: i32 = OFlags::NOFOLLOW.bits() as i32;
+
+    /// Whether a file of owner `uid` and `mode` is this user's and not
+    /// writable by group or others.
+    pub(super) fn owned_and_private(uid: u32, mode: u32) -> bool {
+        uid == rustix::process::geteuid().as_raw() && mode & 0o022 == 0
     }
-    let me = rustix::process::geteuid().as_raw();
-    if meta.uid() != me {
-        return Err(format!(
-            "the cache directory {} belongs to another user (uid {}); use a directory of your own",
-            dir.display(),
-            meta.uid()
-        ));
+
+    /// Opens `path` (not following a link there) and checks it and every
+    /// directory above it, through the opened handle.
+    pub(super) fn open_checked(path: &Path) -> Result<Dir, String> {
+        let shown = path.display();
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = fs::open(path, flags, Mode::empty()).map_err(|e| {
+            if e == Errno::LOOP || e == Errno::NOTDIR {
+                format!("the cache directory {shown} is not a directory (or is a symlink)")
+            } else {
+                format!("cannot open the cache directory {shown}: {e}")
+            }
+        })?;
+        let stat =
+            fs::fstat(&fd).map_err(|e| format!("cannot read the cache directory {shown}: {e}"))?;
+        let me = rustix::process::geteuid().as_raw();
+        if stat.st_uid != me {
+            return Err(format!(
+                "the cache directory {shown} belongs to another user (uid {}); use a directory of your own",
+                stat.st_uid
+            ));
+        }
+        if stat.st_mode & 0o022 != 0 {
+            return Err(format!(
+                "the cache directory {shown} is writable by other users (mode {:o}); run `chmod go-w` on it",
+                stat.st_mode & 0o777
+            ));
+        }
+        check_ancestors(&fd, path)?;
+        Ok(Dir::from_std_file(std::fs::File::from(fd)))
     }
-    if meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "the cache directory {} is writable by other users (mode {:o}); run `chmod go-w` on it",
-            dir.display(),
-            meta.mode() & 0o777
-        ));
+
+    /// Walks up from `dir` through `..` (so the directories checked are the
+    /// ones the handle is really in): each must be root's or this user's,
+    /// and not writable by group or others unless it has the sticky bit.
+    fn check_ancestors(dir: &rustix::fd::OwnedFd, path: &Path) -> Result<(), String> {
+        let me = rustix::process::geteuid().as_raw();
+        let mut current = fs::fstat(dir).map_err(|e| e.to_string())?;
+        let mut handle = fs::openat(
+            dir,
+            "..",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| format!("cannot open the parent of {}: {e}", path.display()))?;
+        for depth in 1.. {
+            let parent = fs::fstat(&handle).map_err(|e| e.to_string())?;
+            let unsafe_owner = parent.st_uid != 0 && parent.st_uid != me;
+            let writable = parent.st_mode & 0o022 != 0;
+            let sticky = parent.st_mode & 0o1000 != 0;
+            if unsafe_owner || (writable && !sticky) {
+                let which = "../".repeat(depth);
+                return Err(format!(
+                    "the cache directory {} is inside a directory ({}{}) that {}; \
+                     another user could swap the cache, so it is not used: \
+                     choose a cache directory whose parents only you (or root) can write",
+                    path.display(),
+                    path.display(),
+                    format_args!("/{}", which.trim_end_matches('/')),
+                    if unsafe_owner {
+                        format!("belongs to another user (uid {})", parent.st_uid)
+                    } else {
+                        format!(
+                            "others can write without the sticky bit (mode {:o})",
+                            parent.st_mode & 0o7777
+                        )
+                    }
+                ));
+            }
+            // The root is its own parent.
+            if parent.st_dev == current.st_dev && parent.st_ino == current.st_ino {
+                return Ok(());
+            }
+            current = parent;
+            handle = fs::openat(
+                &handle,
+                "..",
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| format!("cannot open a parent of {}: {e}", path.display()))?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(not(unix))]
-fn check_private(_dir: &Path) -> Result<(), String> {
-    Ok(())
+mod private {
+    use std::path::Path;
+
+    use cap_std::ambient_authority;
+    use cap_std::fs::Dir;
+
+    pub(super) const NO_FOLLOW: i32 = 0;
+
+    pub(super) fn owned_and_private(_uid: u32, _mode: u32) -> bool {
+        true
+    }
+
+    pub(super) fn open_checked(path: &Path) -> Result<Dir, String> {
+        Dir::open_ambient_dir(path, ambient_authority())
+            .map_err(|e| format!("cannot open the cache directory {}: {e}", path.display()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn cache() -> (tempfile::TempDir, ArtifactCache) {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ArtifactCache::open(dir.path().join("c")).unwrap();
+        (dir, cache)
+    }
+
     #[test]
     fn entries_are_checked_before_use() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("e.cwasm");
-        write_entry(dir.path(), &path, b"artifact").unwrap();
-        assert_eq!(read_entry(&path).as_deref(), Some(&b"artifact"[..]));
+        let (_dir, cache) = cache();
+        cache.write_entry("e.cwasm", b"artifact").unwrap();
+        assert_eq!(
+            cache.read_entry("e.cwasm").as_deref(),
+            Some(&b"artifact"[..])
+        );
+        let path = cache.dir().join("e.cwasm");
         let mut data = std::fs::read(&path).unwrap();
         // Truncated, or one byte changed: not used.
         std::fs::write(&path, &data[..data.len() - 1]).unwrap();
-        assert_eq!(read_entry(&path), None);
+        assert_eq!(cache.read_entry("e.cwasm"), None);
         let last = data.len() - 1;
         data[last] ^= 1;
         std::fs::write(&path, &data).unwrap();
-        assert_eq!(read_entry(&path), None);
+        assert_eq!(cache.read_entry("e.cwasm"), None);
         std::fs::write(&path, b"toolhost").unwrap();
-        assert_eq!(read_entry(&path), None);
+        assert_eq!(cache.read_entry("e.cwasm"), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn entries_others_could_write_or_links_are_not_read() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_dir, cache) = cache();
+        cache.write_entry("e.cwasm", b"artifact").unwrap();
+        let path = cache.dir().join("e.cwasm");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(cache.read_entry("e.cwasm"), None);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::symlink(&path, cache.dir().join("link.cwasm")).unwrap();
+        assert_eq!(cache.read_entry("link.cwasm"), None);
+        assert!(cache.read_entry("e.cwasm").is_some());
     }
 
     #[cfg(unix)]
@@ -228,5 +398,20 @@ mod tests {
         std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
         let err = ArtifactCache::open(&cache).unwrap_err();
         assert!(err.contains("writable by other users"), "{err}");
+        // A parent others can write (no sticky bit) is refused too.
+        std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = ArtifactCache::open(&cache).unwrap_err();
+        assert!(
+            err.contains("others can write without the sticky bit"),
+            "{err}"
+        );
+        // With the sticky bit (as /tmp), it is fine.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(ArtifactCache::open(&cache).is_ok());
+        // A symlink to a private directory is refused.
+        std::os::unix::fs::symlink(&cache, dir.path().join("link")).unwrap();
+        let err = ArtifactCache::open(dir.path().join("link")).unwrap_err();
+        assert!(err.contains("symlink"), "{err}");
     }
 }

@@ -162,7 +162,9 @@ mod tests {
             "Error: tool 'm_t' exited with status 3 before returning a result."
         );
         assert_eq!(
-            call(Fault::AfterRefusedMemory(Box::new(Fault::Trapped("call stack exhausted".into())))),
+            call(Fault::AfterRefusedMemory(Box::new(Fault::Trapped(
+                "call stack exhausted".into()
+            )))),
             "Error: tool 'm_t' trapped: call stack exhausted (after a memory growth past its limit of 64 MiB was refused)"
         );
     }

@@ -127,7 +127,10 @@ mod tests {
             Fault::AfterRefusedMemory(Box::new(overflow.clone()))
         );
         assert_eq!(name_the_cause(overflow.clone(), "", false), overflow);
-        assert_eq!(name_the_cause(Fault::OutOfFuel, oom, true), Fault::OutOfFuel);
+        assert_eq!(
+            name_the_cause(Fault::OutOfFuel, oom, true),
+            Fault::OutOfFuel
+        );
         assert_eq!(name_the_cause(Fault::Exited(0), "", true), Fault::Exited(0));
         let python = "Traceback (most recent call last):\n  File \"a\", line 1\nMemoryError\n";
         assert_eq!(name_the_cause(trap(), python, true), Fault::MemoryLimit);

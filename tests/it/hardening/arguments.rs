@@ -26,5 +26,8 @@ fn arguments_reach_the_tool_byte_for_byte() {
     assert_eq!(replies[0]["content"], format!("echo:{text}"));
     // Whitespace and escapes are kept too.
     let spaced = "{ \"a\" : \"\\u00e9\\n\" }";
-    assert_eq!(manager.call(&tool_call("2", "extra_echo", json!(spaced))), format!("echo:{spaced}"));
+    assert_eq!(
+        manager.call(&tool_call("2", "extra_echo", json!(spaced))),
+        format!("echo:{spaced}")
+    );
 }

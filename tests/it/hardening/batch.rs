@@ -25,13 +25,22 @@ fn calls_not_started_within_the_batch_timeout_are_answered_at_once() {
     for run in [&blocking as &dyn Fn(&[Value]) -> Vec<Value>, &asynchronous] {
         let started = Instant::now();
         let replies = run(&calls);
-        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
         let woke = replies.iter().filter(|r| r["content"] == "woke up").count();
         let late = "Error: tool 'h_sleep' was not run: its batch reached its time limit of 300 ms (limits.batch_timeout_ms).";
         let refused = replies.iter().filter(|r| r["content"] == late).count();
         assert!(woke >= 2, "{replies:?}");
         assert_eq!(woke + refused, 40, "{replies:?}");
         // In order, with their ids.
-        assert!(replies.iter().enumerate().all(|(i, r)| r["tool_call_id"] == format!("c{i}")));
+        assert!(
+            replies
+                .iter()
+                .enumerate()
+                .all(|(i, r)| r["tool_call_id"] == format!("c{i}"))
+        );
     }
 }

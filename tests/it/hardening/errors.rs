@@ -19,7 +19,11 @@ fn a_refused_growth_is_blamed_only_when_it_ended_the_call() {
          (after a memory growth past its limit of 32 MiB was refused)"
     );
     assert_eq!(
-        call(&m, "h_reserve_then_recurse", json!({"bytes": 1_000_000_000})),
+        call(
+            &m,
+            "h_reserve_then_recurse",
+            json!({"bytes": 1_000_000_000})
+        ),
         "Error: tool 'h_reserve_then_recurse' trapped: call stack exhausted \
          (after a memory growth past its limit of 32 MiB was refused)"
     );

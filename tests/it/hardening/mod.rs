@@ -4,6 +4,7 @@
 
 mod arguments;
 mod batch;
+mod cache;
 mod errors;
 mod output;
 mod sections;

@@ -35,7 +35,11 @@ fn module_text_is_escaped_on_the_terminal_and_in_errors() {
     let dir = tempfile::tempdir().unwrap();
     // The answer is the description's bytes at 1024 (the tool-info text).
     let core = core_module_with_info(INFO, &ok_result("(i32.const 1024)", "(i32.const 40)"), "");
-    std::fs::write(dir.path().join("evil.wasm"), tool_component(&core, "utf8", 1)).unwrap();
+    std::fs::write(
+        dir.path().join("evil.wasm"),
+        tool_component(&core, "utf8", 1),
+    )
+    .unwrap();
     std::fs::write(
         dir.path().join("toolhost.toml"),
         "[cache]\nenabled = false\n[[modules]]\npath = \"evil.wasm\"\n",
@@ -55,7 +59,11 @@ fn module_text_is_escaped_on_the_terminal_and_in_errors() {
     // A load error quoting the module is escaped on stderr too.
     let bad = r#"[{"type":"function","function":{"name":"x\u001b[2J"}}]"#;
     let core = core_module_with_info(bad, &ok_result("(i32.const 0)", "(i32.const 0)"), "");
-    std::fs::write(dir.path().join("evil.wasm"), tool_component(&core, "utf8", 1)).unwrap();
+    std::fs::write(
+        dir.path().join("evil.wasm"),
+        tool_component(&core, "utf8", 1),
+    )
+    .unwrap();
     let (_, stderr) = run(dir.path(), &["list"]);
     assert_no_controls(&stderr);
     assert!(stderr.contains(r"x\u{1b}[2J"), "{stderr}");
