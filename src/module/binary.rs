@@ -71,6 +71,36 @@ pub(super) fn check_header(name: &str, bytes: &[u8], limits: &Limits) -> Result<
     Ok(())
 }
 
+/// Whether any string of the component is lifted or lowered as UTF-16 or
+/// latin1 (which the host converts to UTF-8, at up to twice the size).
+pub(super) fn transcodes_strings(bytes: &[u8]) -> bool {
+    use wasmparser::{CanonicalFunction, CanonicalOption, Parser, Payload};
+    let transcoding = |options: &[CanonicalOption]| {
+        options
+            .iter()
+            .any(|o| matches!(o, CanonicalOption::UTF16 | CanonicalOption::CompactUTF16))
+    };
+    for payload in Parser::new(0).parse_all(bytes) {
+        let Ok(Payload::ComponentCanonicalSection(reader)) = payload else {
+            if payload.is_err() {
+                return false;
+            }
+            continue;
+        };
+        for function in reader.into_iter().flatten() {
+            let options = match &function {
+                CanonicalFunction::Lift { options, .. }
+                | CanonicalFunction::Lower { options, .. } => options,
+                _ => continue,
+            };
+            if transcoding(options) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// Why a component did not compile, with what to do where that is known.
 pub(super) fn compile_error_reason(error: &str) -> String {
     let mut reason = format!("it is not a valid component: {error}");

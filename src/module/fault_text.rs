@@ -31,6 +31,7 @@ fn call_kind(fault: &Fault) -> ToolErrorKind {
         Fault::Panicked(_) => ToolErrorKind::Panicked,
         Fault::Trapped(_) => ToolErrorKind::Trapped,
         Fault::Exited(_) => ToolErrorKind::Exited,
+        Fault::HostCopy(..) => ToolErrorKind::ResourceLimit,
         Fault::Host(_) => ToolErrorKind::Host,
         Fault::AfterRefusedMemory(cause) => call_kind(cause),
     }
@@ -96,6 +97,14 @@ fn text(fault: &Fault, subject: Subject<'_>, limits: &Limits) -> String {
         Fault::Trapped(message) => format!("{who} trapped: {message}"),
         Fault::Exited(status) => {
             format!("{who} exited with status {status} before returning a result{end}")
+        }
+        Fault::HostCopy(bytes, transcodes) => {
+            let why = if *transcodes {
+                "half its memory limit, as its strings are UTF-16 or latin1 and grow when made UTF-8"
+            } else {
+                "its memory limit"
+            };
+            format!("{who} passed the host more than {bytes} bytes at once ({why}){end}")
         }
         Fault::Host(message) if call => format!("{who} could not be run: {message}"),
         Fault::Host(message) => message.clone(),

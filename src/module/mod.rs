@@ -18,12 +18,10 @@ mod world;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::InstancePre;
-
 use crate::engine::{Compiled, describe_error};
 use crate::names;
 use crate::policy::{Access, Limits};
-use crate::sandbox::{self, CallReport, CallState, Captured, Request, Runtime};
+use crate::sandbox::{self, CallReport, Captured, Request, Runtime, Target};
 use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
 
 pub use bundled::{BUNDLED_MODULES, BundledModule, bundled_module};
@@ -63,9 +61,8 @@ pub struct WasmModule {
 struct Inner {
     name: String,
     runtime: Runtime,
-    pre: InstancePre<CallState>,
-    limits: Limits,
-    access: Arc<Access>,
+    /// What each call runs: the component, limits and access.
+    target: Target,
     tools: Vec<ModuleTool>,
     imports: Vec<String>,
     size: usize,
@@ -119,15 +116,20 @@ impl WasmModule {
             let reason = world::import_error_reason(&describe_error(&e));
             fail(LoadErrorKind::MissingImport, reason)
         })?;
-        let read = tool_info::read_tools(name, &pre, &limits);
+        let target = Target {
+            module: name.into(),
+            pre,
+            limits,
+            access: Arc::default(),
+            transcodes: binary::transcodes_strings(bytes),
+        };
+        let read = tool_info::read_tools(name, &target);
         let tools = runtime.clock().block_on(runtime.clock().drive(read))?;
         Ok(Self {
             inner: Arc::new(Inner {
                 name: name.to_string(),
                 runtime: runtime.clone(),
-                pre,
-                limits,
-                access: Arc::default(),
+                target,
                 tools,
                 imports,
                 size: bytes.len(),
@@ -142,10 +144,8 @@ impl WasmModule {
     /// [`Grants::resolve`](crate::Grants::resolve)); `tool-info` is always
     /// read with nothing granted.
     pub fn with_access(self, access: Access) -> Self {
-        let inner = Inner {
-            access: Arc::new(access),
-            ..(*self.inner).clone()
-        };
+        let mut inner = (*self.inner).clone();
+        inner.target.access = Arc::new(access);
         Self {
             inner: Arc::new(inner),
         }
@@ -153,7 +153,7 @@ impl WasmModule {
 
     /// What this module's calls may reach.
     pub fn access(&self) -> &Access {
-        &self.inner.access
+        &self.inner.target.access
     }
 
     /// The module's name: the prefix of its exposed tool names.
@@ -163,7 +163,7 @@ impl WasmModule {
 
     /// The limits each call runs under.
     pub fn limits(&self) -> &Limits {
-        &self.inner.limits
+        &self.inner.target.limits
     }
 
     /// What the component imports (for example `wasi:cli/stderr@0.2.0`).
@@ -210,7 +210,7 @@ impl WasmModule {
                 format!("module '{}' has no tool '{name}'.", self.inner.name),
             ));
         };
-        let max_args = self.inner.limits.max_args_bytes;
+        let max_args = self.inner.target.limits.max_args_bytes;
         if arguments.len() as u64 > max_args {
             return Err(ToolError::arguments_too_large(
                 name,
@@ -228,18 +228,12 @@ impl WasmModule {
     async fn run(self, tool: String, request: Request) -> Result<String, ToolError> {
         let inner = &self.inner;
         let started = Instant::now();
-        let report = sandbox::run(
-            inner.pre.clone(),
-            inner.limits,
-            Arc::clone(&inner.access),
-            request,
-        )
-        .await;
+        let report = sandbox::run(inner.target.clone(), request).await;
         log_report(&inner.name, &tool, &report, started.elapsed());
         match report.result {
             Ok(Ok(text)) => Ok(text),
             Ok(Err(text)) => Err(ToolError::failed(&tool, &text)),
-            Err(fault) => Err(fault_text::call_error(&tool, fault, &inner.limits)),
+            Err(fault) => Err(fault_text::call_error(&tool, fault, &inner.target.limits)),
         }
     }
 }
@@ -250,7 +244,7 @@ impl Tool for WasmModule {
     }
 
     fn max_arguments_bytes(&self) -> Option<u64> {
-        Some(self.inner.limits.max_args_bytes)
+        Some(self.inner.target.limits.max_args_bytes)
     }
 
     fn call(&self, name: &str, arguments: &Arguments) -> Result<String, ToolError> {
@@ -279,7 +273,7 @@ impl std::fmt::Debug for WasmModule {
         f.debug_struct("WasmModule")
             .field("name", &self.inner.name)
             .field("tools", &tools)
-            .field("limits", &self.inner.limits)
+            .field("limits", &self.inner.target.limits)
             .finish_non_exhaustive()
     }
 }

@@ -5,11 +5,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::Value;
-use wasmtime::component::InstancePre;
 
 use crate::names;
 use crate::policy::{Access, Limits, to_usize};
-use crate::sandbox::{self, CallState, Request};
+use crate::sandbox::{self, Request, Target};
 use crate::tool::{ToolInfo, json_type_name};
 
 use super::fault_text::tool_info_error;
@@ -24,18 +23,19 @@ pub(super) struct ModuleTool {
 
 /// Runs `tool-info` once (under the `tool_info_*` limits, with nothing
 /// granted) and turns its answer into checked tool schemas.
-pub(super) async fn read_tools(
-    name: &str,
-    pre: &InstancePre<CallState>,
-    limits: &Limits,
-) -> Result<Vec<ModuleTool>, LoadError> {
+pub(super) async fn read_tools(name: &str, target: &Target) -> Result<Vec<ModuleTool>, LoadError> {
+    let limits = &target.limits;
     let info_limits = Limits {
         fuel: limits.tool_info_fuel,
         timeout_ms: limits.tool_info_timeout_ms,
         ..*limits
     };
-    let nothing = Arc::new(Access::default());
-    let report = sandbox::run(pre.clone(), info_limits, nothing, Request::ToolInfo).await;
+    let info_target = Target {
+        limits: info_limits,
+        access: Arc::new(Access::default()),
+        ..target.clone()
+    };
+    let report = sandbox::run(info_target, Request::ToolInfo).await;
     let text = match report.result {
         Ok(Ok(text)) => text,
         Ok(Err(text)) => {

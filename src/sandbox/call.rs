@@ -16,6 +16,33 @@ use super::wasi_context::Outputs;
 use crate::engine::EPOCH_TICK;
 use crate::policy::{Access, Limits, to_usize};
 
+/// What every call of one module needs, prepared once at load.
+#[derive(Clone)]
+pub(crate) struct Target {
+    /// The module's name (for logs).
+    pub module: Arc<str>,
+    /// The component, linked and ready to instantiate.
+    pub pre: InstancePre<CallState>,
+    /// The limits of each call.
+    pub limits: Limits,
+    /// What each call may reach.
+    pub access: Arc<Access>,
+    /// Whether the component's strings are UTF-16 or latin1, which grow (up
+    /// to twice) when the host converts them to UTF-8.
+    pub transcodes: bool,
+}
+
+impl Target {
+    /// The most bytes the guest may make the host copy in one host call, or
+    /// in lifting its answer, so that the host never holds more than the
+    /// call's memory limit (at least 1 MiB) for it: the memory limit, or
+    /// half of it for strings that grow when converted to UTF-8.
+    pub(crate) fn host_copy_bytes(&self) -> usize {
+        let limit = self.limits.memory_bytes().max(1024 * 1024);
+        if self.transcodes { limit / 2 } else { limit }
+    }
+}
+
 /// Which export to run.
 #[derive(Debug, Clone)]
 pub(crate) enum Request {
@@ -42,20 +69,15 @@ pub(crate) struct CallReport {
 ///
 /// The future owns everything it uses, so that it can be polled anywhere;
 /// dropping it ends the call (and drops its instance) at once.
-pub(crate) async fn run(
-    pre: InstancePre<CallState>,
-    limits: Limits,
-    access: Arc<Access>,
-    request: Request,
-) -> CallReport {
-    let captured = to_usize(limits.max_captured_bytes);
+pub(crate) async fn run(target: Target, request: Request) -> CallReport {
+    let captured = to_usize(target.limits.max_captured_bytes);
     let stdout = Capture::new(captured);
     let stderr = Capture::new(captured);
     let outputs = Outputs {
         stdout: &stdout,
         stderr: &stderr,
     };
-    let (result, memory_refused) = run_in_store(&pre, &limits, &access, request, outputs).await;
+    let (result, memory_refused) = run_in_store(&target, request, outputs).await;
     let stderr = stderr.contents();
     let result = result.map_err(|fault| name_the_cause(fault, &stderr.text(), memory_refused));
     CallReport {
@@ -66,14 +88,10 @@ pub(crate) async fn run(
 }
 
 /// The outcome, and whether a memory growth was refused on the way.
-async fn run_in_store(
-    pre: &InstancePre<CallState>,
-    limits: &Limits,
-    access: &Arc<Access>,
-    request: Request,
-    outputs: Outputs<'_>,
-) -> (Outcome, bool) {
-    let mut store = match new_store(pre, limits, access, outputs) {
+async fn run_in_store(target: &Target, request: Request, outputs: Outputs<'_>) -> (Outcome, bool) {
+    let limits = &target.limits;
+    let pre = &target.pre;
+    let mut store = match new_store(target, outputs) {
         Ok(store) => store,
         Err(fault) => return (Err(fault), false),
     };
@@ -88,7 +106,7 @@ async fn run_in_store(
     let outcome = match tokio::time::timeout(timeout + EPOCH_TICK, call).await {
         Err(_elapsed) => Err(Fault::Timeout),
         Ok(Ok(answer)) => answer,
-        Ok(Err(error)) => Err(classify(&error)),
+        Ok(Err(error)) => Err(classify(&error, target)),
     };
     (outcome, store.data().limiter.exceeded())
 }

@@ -3,7 +3,12 @@
 
 use wasmtime::Trap;
 
+use super::call::Target;
 use crate::engine::describe_error;
+
+/// What wasmtime says when a guest passes the host more than the store's
+/// host-call budget (its error type is private).
+const HOSTCALL_FUEL_EXHAUSTED: &str = "fuel allocated for hostcalls has been exhausted";
 
 /// Why a call did not return normally.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +27,9 @@ pub(crate) enum Fault {
     Trapped(String),
     /// The host could not set up or run the call.
     Host(String),
+    /// The guest passed the host more than this many bytes in one piece (a
+    /// string or list; `true`: its strings are UTF-16 or latin1).
+    HostCopy(usize, bool),
     /// The guest went on after a memory growth past its limit was refused,
     /// and then ended in this other fault.
     AfterRefusedMemory(Box<Fault>),
@@ -31,7 +39,7 @@ pub(crate) enum Fault {
 ///
 /// Whether a refused memory growth is to blame is decided later, with what
 /// the guest printed (see `guest_stderr::name_the_cause`).
-pub(super) fn classify(error: &wasmtime::Error) -> Fault {
+pub(super) fn classify(error: &wasmtime::Error, target: &Target) -> Fault {
     if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
         return Fault::Exited(exit.0);
     }
@@ -48,6 +56,9 @@ pub(super) fn classify(error: &wasmtime::Error) -> Fault {
         }
         None => {
             let text = describe_error(error);
+            if text.contains(HOSTCALL_FUEL_EXHAUSTED) {
+                return Fault::HostCopy(target.host_copy_bytes(), target.transcodes);
+            }
             match resource_limit(&text) {
                 Some(key) => Fault::ResourceLimit(key),
                 None => Fault::Trapped(text),

@@ -20,8 +20,7 @@ mod state;
 mod store;
 mod wasi_context;
 
-pub(crate) use call::{CallReport, Request, run};
+pub(crate) use call::{CallReport, Request, Target, run};
 pub(crate) use capture::Captured;
 pub(crate) use fault::Fault;
 pub use runtime::Runtime;
-pub(crate) use state::CallState;

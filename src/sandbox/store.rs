@@ -3,27 +3,24 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::{InstancePre, ResourceTable};
+use wasmtime::component::ResourceTable;
 use wasmtime::{Store, StoreLimitsBuilder, UpdateDeadline};
 
+use super::call::Target;
 use super::fault::Fault;
 use super::state::{CallState, MemoryLimiter};
 use super::wasi_context::{Outputs, wasi_context};
-use crate::policy::{Access, Limits, to_usize};
+use crate::policy::to_usize;
 
 /// Component-model handles in one call (wasmtime: 100,000).
 const MAX_COMPONENT_HANDLES: usize = 10_000;
 /// WASI resources (streams, files, pollables) alive at once (wasmtime: 1,000,000).
 const MAX_WASI_RESOURCES: usize = 10_000;
 
-/// A store for one call of `pre` under `limits`, reaching what `access`
-/// allows, writing to `outputs`.
-pub(super) fn new_store(
-    pre: &InstancePre<CallState>,
-    limits: &Limits,
-    access: &Arc<Access>,
-    outputs: Outputs<'_>,
-) -> Result<Store<CallState>, Fault> {
+/// A store for one call of `target`, writing to `outputs`.
+pub(super) fn new_store(target: &Target, outputs: Outputs<'_>) -> Result<Store<CallState>, Fault> {
+    let limits = &target.limits;
+    let access = &target.access;
     let wasi = wasi_context(access, outputs)?;
     let mut table = ResourceTable::new();
     table.set_max_capacity(MAX_WASI_RESOURCES);
@@ -39,9 +36,9 @@ pub(super) fn new_store(
         limiter: MemoryLimiter::new(limits.memory_bytes(), counts),
         access: Arc::clone(access),
     };
-    let mut store = Store::new(pre.engine(), state);
+    let mut store = Store::new(target.pre.engine(), state);
     store.limiter(|state| &mut state.limiter);
-    store.set_hostcall_fuel(hostcall_fuel(limits));
+    store.set_hostcall_fuel(target.host_copy_bytes());
     store.set_max_component_handles(MAX_COMPONENT_HANDLES);
     store
         .set_fuel(limits.fuel)
@@ -65,13 +62,4 @@ fn set_deadline(store: &mut Store<CallState>, timeout: Duration) {
             Ok(UpdateDeadline::Yield(1))
         }
     });
-}
-
-/// The most bytes the guest may make the host copy in one host call, or in
-/// lifting its answer: its memory limit, as no string or list it passes can
-/// be bigger than its memory. A call can so make the host hold at most its
-/// memory limit again, briefly (an oversized answer is copied, measured and
-/// dropped; one large `write` to stdout is copied and cut to the capture).
-fn hostcall_fuel(limits: &Limits) -> usize {
-    limits.memory_bytes().max(1024 * 1024)
 }

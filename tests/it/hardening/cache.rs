@@ -22,7 +22,10 @@ fn a_swapped_cache_directory_is_never_read() {
     let path = dir.path().join("cache");
     let runtime = Runtime::with_cache_dir(&path).unwrap();
     assert_eq!(calc(&runtime).compiled(), Compiled::Fresh);
-    let entry_name = toolhost_testkit::files_in(&path)[0].file_name().unwrap().to_owned();
+    let entry_name = toolhost_testkit::files_in(&path)[0]
+        .file_name()
+        .unwrap()
+        .to_owned();
     // Someone swaps the directory for one of theirs holding a forged entry of
     // the same name.
     std::fs::rename(&path, dir.path().join("moved")).unwrap();
@@ -42,7 +45,9 @@ fn a_swapped_cache_directory_is_never_read() {
 fn a_cache_others_could_swap_is_not_used() {
     let dir = tempfile::tempdir().unwrap();
     let open = toolhost_testkit::world_writable_dir(dir.path(), "open");
-    let err = Runtime::with_cache_dir(open.join("cache")).unwrap_err().to_string();
+    let err = Runtime::with_cache_dir(open.join("cache"))
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("others can write without the sticky bit (mode 777)"),
         "{err}"

@@ -8,3 +8,4 @@ mod cache;
 mod errors;
 mod output;
 mod sections;
+mod transcoding;
