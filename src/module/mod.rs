@@ -9,6 +9,7 @@
 mod binary;
 mod bundled;
 mod fault_text;
+mod instance_state;
 mod load_error;
 mod producers;
 mod source;
@@ -20,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{Compiled, describe_error};
 use crate::names;
-use crate::policy::{Access, Limits};
+use crate::policy::{Access, Limits, to_usize};
 use crate::sandbox::{self, CallReport, Captured, Request, Runtime, Target};
 use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
 
@@ -96,6 +97,8 @@ impl WasmModule {
             .validate()
             .map_err(|e| fail(LoadErrorKind::InvalidLimits, format!("invalid limits: {e}")))?;
         binary::check_header(name, bytes, &limits)?;
+        let state = instance_state::instance_state(bytes);
+        check_state(name, state.bytes, &limits)?;
         let linker = runtime.linker(&limits).map_err(|e| {
             let reason = format!("cannot make an engine for these limits: {e:#}");
             fail(LoadErrorKind::InvalidLimits, reason)
@@ -122,6 +125,7 @@ impl WasmModule {
             limits,
             access: Arc::default(),
             transcodes: binary::transcodes_strings(bytes),
+            state_bytes: to_usize(state.bytes),
         };
         let read = tool_info::read_tools(name, &target);
         let tools = runtime.clock().block_on(runtime.clock().drive(read))?;
@@ -236,6 +240,24 @@ impl WasmModule {
             Err(fault) => Err(fault_text::call_error(&tool, fault, &inner.target.limits)),
         }
     }
+}
+
+/// Refuses a module whose instances' state alone would not fit its memory
+/// limit (the state of each call's instances counts against it).
+fn check_state(name: &str, state_bytes: u64, limits: &Limits) -> Result<(), LoadError> {
+    if state_bytes <= limits.memory_bytes() as u64 {
+        return Ok(());
+    }
+    Err(LoadError::new(
+        name,
+        LoadErrorKind::TooLarge,
+        format!(
+            "its instances would hold {state_bytes} bytes of host memory for their state \
+             (globals, functions, imports), more than its memory limit of {} MiB \
+             (limits.memory_mib), which bounds that state and its linear memory together",
+            limits.memory_mib
+        ),
+    ))
 }
 
 impl Tool for WasmModule {

@@ -30,6 +30,9 @@ pub(crate) struct Target {
     /// Whether the component's strings are UTF-16 or latin1, which grow (up
     /// to twice) when the host converts them to UTF-8.
     pub transcodes: bool,
+    /// Host memory the call's instances hold for their state (estimated at
+    /// load); it counts against the memory limit with linear memory.
+    pub state_bytes: usize,
 }
 
 impl Target {
@@ -108,7 +111,16 @@ async fn run_in_store(target: &Target, request: Request, outputs: Outputs<'_>) -
         Ok(Ok(answer)) => answer,
         Ok(Err(error)) => Err(classify(&error, target)),
     };
-    (outcome, store.data().limiter.exceeded())
+    let limiter = &store.data().limiter;
+    // A table refused for the memory it would take hit the memory limit,
+    // whatever wasmtime's text says.
+    let outcome = match outcome {
+        Err(Fault::ResourceLimit("max_table_elements")) if limiter.table_refused() => {
+            Err(Fault::MemoryLimit)
+        }
+        other => other,
+    };
+    (outcome, limiter.exceeded())
 }
 
 async fn invoke(

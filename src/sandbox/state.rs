@@ -32,28 +32,52 @@ impl WasiView for CallState {
     }
 }
 
-/// Limits the total linear memory of a call and remembers when it was hit.
+/// Bytes a table element holds in the host (a pointer).
+const TABLE_ELEMENT_BYTES: usize = 8;
+
+/// Limits the host memory of a call (its instances' state, linear
+/// memories and table elements, together) and remembers when a growth was
+/// refused for it.
 pub(super) struct MemoryLimiter {
     counts: StoreLimits,
     limit: usize,
     used: usize,
     exceeded: bool,
+    table_refused: bool,
 }
 
 impl MemoryLimiter {
-    /// At most `limit` bytes of linear memory in all, and the `counts`.
-    pub(super) fn new(limit: usize, counts: StoreLimits) -> Self {
+    /// At most `limit` bytes in all, of which `state` are taken from the
+    /// start by the instances' state; and the `counts`.
+    pub(super) fn new(limit: usize, state: usize, counts: StoreLimits) -> Self {
         Self {
             counts,
             limit,
-            used: 0,
+            used: state,
             exceeded: false,
+            table_refused: false,
         }
     }
 
     /// Whether a memory growth was refused.
     pub(super) fn exceeded(&self) -> bool {
         self.exceeded
+    }
+
+    /// Whether a table growth was refused for the memory it would take.
+    pub(super) fn table_refused(&self) -> bool {
+        self.table_refused
+    }
+
+    /// Takes `bytes` more of the budget, if they fit.
+    fn take(&mut self, old_bytes: usize, new_bytes: usize) -> bool {
+        let total = self.used.saturating_sub(old_bytes).saturating_add(new_bytes);
+        if total > self.limit {
+            self.exceeded = true;
+            return false;
+        }
+        self.used = total;
+        true
     }
 }
 
@@ -64,13 +88,7 @@ impl ResourceLimiter for MemoryLimiter {
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        let total = self.used.saturating_sub(current).saturating_add(desired);
-        if total > self.limit {
-            self.exceeded = true;
-            return Ok(false);
-        }
-        self.used = total;
-        Ok(true)
+        Ok(self.take(current, desired))
     }
 
     fn table_growing(
@@ -79,7 +97,16 @@ impl ResourceLimiter for MemoryLimiter {
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        self.counts.table_growing(current, desired, maximum)
+        if !self.counts.table_growing(current, desired, maximum)? {
+            return Ok(false);
+        }
+        let old = current.saturating_mul(TABLE_ELEMENT_BYTES);
+        let new = desired.saturating_mul(TABLE_ELEMENT_BYTES);
+        if !self.take(old, new) {
+            self.table_refused = true;
+            return Ok(false);
+        }
+        Ok(true)
     }
 
     fn instances(&self) -> usize {

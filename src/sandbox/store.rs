@@ -33,7 +33,7 @@ pub(super) fn new_store(target: &Target, outputs: Outputs<'_>) -> Result<Store<C
     let state = CallState {
         wasi,
         table,
-        limiter: MemoryLimiter::new(limits.memory_bytes(), counts),
+        limiter: MemoryLimiter::new(limits.memory_bytes(), target.state_bytes, counts),
         access: Arc::clone(access),
     };
     let mut store = Store::new(target.pre.engine(), state);
