@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use crate::module::{BUNDLED_MODULES, LoadError, LoadErrorKind, WasmModule};
 use crate::parallel::run_parallel;
 use crate::policy::Limits;
-use crate::registry::ToolManager;
-use crate::sandbox::Runtime;
+use crate::registry::{DEFAULT_MAX_PARALLEL, ToolManager};
+use crate::sandbox::{Runtime, open_file_limit};
 
 use super::error::ConfigError;
 use super::format::{Config, ModuleEntry};
@@ -108,7 +108,12 @@ impl LoadedConfig {
     }
 
     /// A manager with `modules` registered and the config's controller.
+    ///
+    /// Warns when the calls it may run at once, each holding up to its
+    /// module's `max_open_files`, could need more files than the process
+    /// may open.
     pub fn manager_for(&self, modules: Vec<WasmModule>) -> Result<ToolManager, ConfigError> {
+        warn_if_files_could_run_out(&modules, DEFAULT_MAX_PARALLEL);
         let mut manager = ToolManager::new().with_controller(self.config.controller.clone());
         manager.set_batch_timeout(self.config.limits.batch_timeout());
         for module in modules {
@@ -120,6 +125,25 @@ impl LoadedConfig {
                 })?;
         }
         Ok(manager)
+    }
+}
+
+/// Warns when `calls` calls at once, each holding its module's largest
+/// `max_open_files`, could exceed the process's limit on open files.
+fn warn_if_files_could_run_out(modules: &[WasmModule], calls: usize) {
+    let (Some(limit), Some(most)) = (
+        open_file_limit(),
+        modules.iter().map(|m| m.limits().max_open_files).max(),
+    ) else {
+        return;
+    };
+    let needed = most.saturating_mul(calls as u64);
+    if needed > limit {
+        tracing::warn!(
+            "{calls} calls at once, each holding up to max_open_files = {most} files, \
+             may need {needed} open files, more than this process may open ({limit}): \
+             lower max_open_files or raise the limit (ulimit -n)"
+        );
     }
 }
 

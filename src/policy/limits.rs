@@ -147,6 +147,10 @@ limits! {
     max_output_bytes = MIB, max GIB, Call, "result or error text, bytes";
     /// Bytes kept of each of stdout and stderr per call; the rest is dropped and counted.
     max_captured_bytes = 64 * KIB, max 64 * MIB, Call, "stdout and stderr kept, bytes each";
+    /// Files, directory listings and sockets a call may hold open at once.
+    max_open_files = 256, max 100_000, Call, "files and sockets open at once";
+    /// Bytes a call may write into its granted directories.
+    max_write_bytes = 64 * MIB, max 1 << 40, Call, "bytes written to granted directories";
     /// The largest component accepted at load, in bytes.
     max_component_bytes = 256 * MIB, max 4 * GIB, Load, "component size, bytes";
     /// Fuel for the one `tool-info` call at load.

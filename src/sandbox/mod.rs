@@ -8,12 +8,14 @@
 //! and the module's limits. Whatever the guest does ends in a [`Fault`] or a
 //! result. Imports only [`engine`](crate::engine) and [`policy`](crate::policy).
 
+mod budget;
 mod call;
 mod capture;
 mod fault;
 mod guest_stderr;
 mod linker;
 mod network;
+mod open_files;
 mod overrides;
 mod runtime;
 mod state;
@@ -23,4 +25,5 @@ mod wasi_context;
 pub(crate) use call::{CallReport, Request, Target, run};
 pub(crate) use capture::Captured;
 pub(crate) use fault::Fault;
+pub(crate) use open_files::open_file_limit;
 pub use runtime::Runtime;

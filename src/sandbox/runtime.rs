@@ -71,6 +71,8 @@ impl Runtime {
     }
 
     fn build(cache: Option<ArtifactCache>) -> anyhow::Result<Self> {
+        // Every call's files count against the process's limit: use all of it.
+        super::open_file_limit();
         let runtime = Self {
             inner: Arc::new(Inner {
                 engines: Engines::new()?,

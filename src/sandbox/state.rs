@@ -1,19 +1,28 @@
 //! [`CallState`]: what one call's store holds, and the limiter of its memory.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use super::budget::{CallBudget, OpenFile};
 use crate::policy::Access;
 
 /// The per-call state a store holds.
-pub struct CallState {
+pub(crate) struct CallState {
     pub(super) wasi: WasiCtx,
     pub(super) table: ResourceTable,
     pub(super) limiter: MemoryLimiter,
     pub(super) access: Arc<Access>,
+    /// What the call may still open and write.
+    pub(super) budget: Arc<CallBudget>,
+    /// The descriptors the guest opened, by resource, each holding its
+    /// place among the open files until dropped.
+    pub(super) open_descriptors: HashMap<u32, OpenFile>,
+    /// The same for the TCP sockets it created.
+    pub(super) open_sockets: HashMap<u32, OpenFile>,
 }
 
 impl CallState {

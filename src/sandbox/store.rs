@@ -1,11 +1,13 @@
 //! A fresh [`Store`] for one call, with every limit of the call set on it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{Store, StoreLimitsBuilder, UpdateDeadline};
 
+use super::budget::CallBudget;
 use super::call::Target;
 use super::fault::Fault;
 use super::state::{CallState, MemoryLimiter};
@@ -35,6 +37,9 @@ pub(super) fn new_store(target: &Target, outputs: Outputs<'_>) -> Result<Store<C
         table,
         limiter: MemoryLimiter::new(limits.memory_bytes(), target.state_bytes, counts),
         access: Arc::clone(access),
+        budget: CallBudget::new(Arc::clone(&target.module), limits, access.dirs.len()),
+        open_descriptors: HashMap::new(),
+        open_sockets: HashMap::new(),
     };
     let mut store = Store::new(target.pre.engine(), state);
     store.limiter(|state| &mut state.limiter);

@@ -31,7 +31,10 @@ pub(super) fn wasi_context(access: &Arc<Access>, outputs: Outputs<'_>) -> Result
     builder
         .stdout(outputs.stdout.clone())
         .stderr(outputs.stderr.clone())
-        .max_random_size(MAX_RANDOM_BYTES);
+        .max_random_size(MAX_RANDOM_BYTES)
+        // Filesystem work runs on the thread running the call, not in a pool
+        // shared with other calls: a slow filesystem delays only its calls.
+        .allow_blocking_current_thread(true);
     network::configure(access, &mut builder);
     for (key, value) in &access.env {
         builder.env(key, value);

@@ -6,6 +6,7 @@ mod arguments;
 mod batch;
 mod cache;
 mod errors;
+mod files;
 mod instances;
 mod output;
 mod sections;

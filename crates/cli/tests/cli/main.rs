@@ -2,5 +2,6 @@
 
 mod cache;
 mod commands;
+mod files;
 mod injection;
 mod languages;

@@ -167,6 +167,122 @@ fn reserve_then_recurse(args: Size) -> Result<String, String> {
     Ok("reserved".into())
 }
 
+/// A path, and how many times to do something with it.
+#[derive(Deserialize, JsonSchema)]
+struct PathCount {
+    path: String,
+    count: usize,
+}
+
+/// Files to open and hold.
+#[derive(Deserialize, JsonSchema)]
+struct OpenArgs {
+    path: String,
+    count: usize,
+    /// How long to hold them open before answering, in milliseconds.
+    #[serde(default)]
+    hold_ms: u64,
+}
+
+/// Opens `path` `count` times and holds every file open for `hold_ms`; says
+/// how many opened and the first error.
+fn open_files(args: OpenArgs) -> Result<String, String> {
+    let mut held = Vec::new();
+    let mut failure = String::new();
+    for _ in 0..args.count {
+        match std::fs::File::open(&args.path) {
+            Ok(file) => held.push(file),
+            Err(e) => {
+                failure = format!("; then: {e}");
+                break;
+            }
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(args.hold_ms));
+    Ok(format!("opened {}{failure}", held.len()))
+}
+
+/// Writes `count` bytes to `path` in 64 KiB pieces; says how many were
+/// written and the first error.
+fn write_bytes(args: PathCount) -> Result<String, String> {
+    use std::io::Write;
+    let mut file = std::fs::File::create(&args.path).map_err(|e| e.to_string())?;
+    let piece = vec![b'w'; 64 * 1024];
+    let mut written = 0;
+    while written < args.count {
+        let n = piece.len().min(args.count - written);
+        if let Err(e) = file.write_all(&piece[..n]) {
+            return Ok(format!("wrote {written}; then: {e}"));
+        }
+        written += n;
+    }
+    Ok(format!("wrote {written}"))
+}
+
+/// Grows `path` to `count` bytes without writing them (`set_len`).
+fn grow_file(args: PathCount) -> Result<String, String> {
+    let file = std::fs::File::create(&args.path).map_err(|e| e.to_string())?;
+    file.set_len(args.count as u64).map_err(|e| format!("set_len: {e}"))?;
+    Ok("grown".into())
+}
+
+/// Counts the entries of directory `text`.
+fn list_dir(args: Text) -> Result<String, String> {
+    let entries = std::fs::read_dir(&args.text).map_err(|e| e.to_string())?;
+    let mut count = 0;
+    for entry in entries {
+        entry.map_err(|e| e.to_string())?;
+        count += 1;
+    }
+    Ok(format!("{count} entries"))
+}
+
+/// Where to start connections, and how many at once.
+#[derive(Deserialize, JsonSchema)]
+struct ConnectFlood {
+    port: u16,
+    count: usize,
+}
+
+/// Starts `count` TCP connections to 127.0.0.1:`port` at once and waits
+/// for all of them; says how many sockets could be made and how many
+/// connected.
+fn connect_flood(args: ConnectFlood) -> Result<String, String> {
+    use wasip2::sockets::network::{IpAddressFamily, IpSocketAddress, Ipv4SocketAddress};
+    let network = wasip2::sockets::instance_network::instance_network();
+    let address = IpSocketAddress::Ipv4(Ipv4SocketAddress {
+        port: args.port,
+        address: (127, 0, 0, 1),
+    });
+    let mut sockets = Vec::new();
+    for _ in 0..args.count {
+        match wasip2::sockets::tcp_create_socket::create_tcp_socket(IpAddressFamily::Ipv4) {
+            Ok(socket) => {
+                if socket.start_connect(&network, address).is_ok() {
+                    sockets.push(socket);
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    let made = sockets.len();
+    // Wait for all of them at once, so that all their checks run together.
+    let mut waiting: Vec<_> = sockets.iter().map(|s| (s, s.subscribe())).collect();
+    let mut connected = 0;
+    while !waiting.is_empty() {
+        let pollables: Vec<_> = waiting.iter().map(|(_, p)| p).collect();
+        let mut ready = wasip2::io::poll::poll(&pollables);
+        ready.sort_unstable();
+        for index in ready.into_iter().rev() {
+            let (socket, _) = waiting.swap_remove(index as usize);
+            if socket.finish_connect().is_ok() {
+                connected += 1;
+            }
+        }
+    }
+    Ok(format!("{made} sockets, {connected} connected"))
+}
+
 fn fail(args: Text) -> Result<String, String> {
     Err(args.text)
 }
@@ -314,6 +430,11 @@ fn toolbox() -> Toolbox {
         .tool("big_output", big_output)
         .tool("fail", fail)
         .tool("exit", exit)
+        .tool("open_files", open_files)
+        .tool("write_bytes", write_bytes)
+        .tool("grow_file", grow_file)
+        .tool("list_dir", list_dir)
+        .tool("connect_flood", connect_flood)
         .tool("reserve_then_panic", reserve_then_panic)
         .tool("reserve_then_recurse", reserve_then_recurse)
         .tool("stderr_flood", stderr_flood)
