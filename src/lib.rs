@@ -63,7 +63,7 @@ pub mod openai {
     };
 }
 
-pub use engine::{ArtifactCache, Compiled};
+pub use engine::{ArtifactCache, CompileWorker, Compiled, serve_compile_worker};
 pub use escape::escape_controls;
 pub use module::{
     BUNDLED_MODULES, BundledModule, LoadError, LoadErrorKind, ModuleSource, Producers, WasmModule,
@@ -77,5 +77,5 @@ pub use registry::{
     ControllerError, ControllerSpec, DEFAULT_MAX_PARALLEL, Decision, Mode, RegisterError,
     Registered, Rule, RuleSpec, ToolController, ToolManager,
 };
-pub use sandbox::Runtime;
+pub use sandbox::{Runtime, RuntimeBuilder};
 pub use tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};

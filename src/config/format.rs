@@ -3,6 +3,7 @@
 //! names is [`load`](super::load)'s job.
 
 use std::collections::HashSet;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -28,6 +29,35 @@ pub struct Config {
     /// The compile cache of the command-line program.
     #[serde(default)]
     pub cache: CacheConfig,
+    /// How the host names of network grants are looked up.
+    #[serde(default)]
+    pub resolver: ResolverConfig,
+}
+
+/// `[resolver]`: the name servers that look up the host names of network
+/// grants (default: the system's, from `/etc/resolv.conf`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ResolverConfig {
+    /// `ip:port` of each name server, for example `"10.0.0.2:53"`.
+    pub name_servers: Vec<String>,
+}
+
+impl ResolverConfig {
+    /// The name servers, parsed; the error names the entry.
+    pub fn servers(&self) -> Result<Vec<SocketAddr>, String> {
+        self.name_servers
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                text.parse().map_err(|_| {
+                    format!(
+                        "resolver.name_servers[{i}]: '{text}' is not ip:port, for example \"10.0.0.2:53\""
+                    )
+                })
+            })
+            .collect()
+    }
 }
 
 /// `[cache]`: where the `toolhost` command keeps compiled components. The
@@ -78,8 +108,9 @@ impl Config {
         Ok(config)
     }
 
-    /// Checks limits, module entries and names.
+    /// Checks limits, module entries, names and name servers.
     pub fn validate(&self) -> Result<(), String> {
+        self.resolver.servers()?;
         self.limits
             .validate()
             .map_err(|e| format!("[limits]: {e}"))?;

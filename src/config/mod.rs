@@ -25,6 +25,9 @@
 //!
 //! [cache]                  # the command's compile cache (optional)
 //! dir = "cache"            # relative to this file
+//!
+//! [resolver]               # name servers for granted host names (optional)
+//! name_servers = ["10.0.0.2:53"]
 //! ```
 //!
 //! Every key of [`Limits`](crate::Limits) may appear in `[limits]` and in a module's `limits`.
@@ -38,5 +41,5 @@ mod format;
 mod load;
 
 pub use error::ConfigError;
-pub use format::{CacheConfig, Config, ModuleEntry};
+pub use format::{CacheConfig, Config, ModuleEntry, ResolverConfig};
 pub use load::{CONFIG_FILE_NAME, LoadedConfig};

@@ -86,46 +86,37 @@ impl ArtifactCache {
         &self.path
     }
 
-    /// The component `bytes` compiled for `engine`: from the cache when a
-    /// valid entry exists, else compiled now and stored (a failure to store
-    /// is logged, not an error).
-    pub(crate) fn load_or_compile(
-        &self,
-        engine: &Engine,
-        bytes: &[u8],
-    ) -> wasmtime::Result<(Component, Compiled)> {
+    /// The component `bytes` compiled for `engine`, if the cache has a
+    /// valid entry for it.
+    pub(crate) fn load(&self, engine: &Engine, bytes: &[u8]) -> Option<Component> {
         let name = entry_name(engine, bytes);
-        if let Some(artifact) = self.read_entry(&name) {
-            // SAFETY: the entry was opened through a handle to a directory
-            // only this user can write (nor swap: checked up to `/`), without
-            // following links, is this user's and not writable by others,
-            // was written by toolhost and its SHA-256 matches; its name ties
-            // it to this component and this engine's configuration.
-            match unsafe { Component::deserialize(engine, &artifact) } {
-                Ok(component) => return Ok((component, Compiled::Cached)),
-                Err(e) => tracing::warn!(
+        let artifact = self.read_entry(&name)?;
+        // SAFETY: the entry was opened through a handle to a directory only
+        // this user can write (nor swap: checked up to `/`), without
+        // following links, is this user's and not writable by others, was
+        // written by toolhost and its SHA-256 matches; its name ties it to
+        // this component and this engine's configuration.
+        match unsafe { Component::deserialize(engine, &artifact) } {
+            Ok(component) => Some(component),
+            Err(e) => {
+                tracing::warn!(
                     entry = %self.path.join(&name).display(),
                     "cached artifact not usable, compiling again: {e}"
-                ),
+                );
+                None
             }
         }
-        let component = Component::from_binary(engine, bytes)?;
-        self.store(&name, &component);
-        Ok((component, Compiled::Fresh))
     }
 
-    /// Stores `component` as entry `name`, logging (not failing) if it cannot.
-    fn store(&self, name: &str, component: &Component) {
-        match component.serialize() {
-            Ok(artifact) => {
-                if let Err(e) = self.write_entry(name, &artifact) {
-                    tracing::warn!(
-                        entry = %self.path.join(name).display(),
-                        "cannot store compiled artifact: {e}"
-                    );
-                }
-            }
-            Err(e) => tracing::warn!("cannot serialize compiled artifact: {e}"),
+    /// Stores `artifact`, the component `bytes` compiled for `engine`,
+    /// logging (not failing) if it cannot.
+    pub(crate) fn store(&self, engine: &Engine, bytes: &[u8], artifact: &[u8]) {
+        let name = entry_name(engine, bytes);
+        if let Err(e) = self.write_entry(&name, artifact) {
+            tracing::warn!(
+                entry = %self.path.join(&name).display(),
+                "cannot store compiled artifact: {e}"
+            );
         }
     }
 

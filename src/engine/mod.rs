@@ -7,6 +7,7 @@
 
 mod cache;
 mod clock;
+mod worker;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -14,6 +15,8 @@ use wasmtime::{Config, Engine};
 
 pub use cache::{ArtifactCache, Compiled};
 pub(crate) use clock::{Clock, EPOCH_TICK};
+pub(crate) use worker::CompileFailure;
+pub use worker::{CompileWorker, serve_compile_worker};
 
 /// Stack a host function called from wasm may use on top of the wasm stack.
 const HOST_STACK_BYTES: usize = 2 * 1024 * 1024;
@@ -77,8 +80,9 @@ impl<T> Engines<T> {
     }
 }
 
-/// An engine with fuel, epoch interruption and `stack_bytes` of wasm stack.
-fn new_engine(stack_bytes: usize) -> anyhow::Result<Engine> {
+/// An engine with fuel, epoch interruption and `stack_bytes` of wasm stack
+/// (also what a compile worker compiles for).
+pub(crate) fn new_engine(stack_bytes: usize) -> anyhow::Result<Engine> {
     let mut config = Config::new();
     config.consume_fuel(true);
     config.epoch_interruption(true);

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::engine::CompileFailure;
 use crate::policy::Limits;
 
 use super::load_error::{LoadError, LoadErrorKind};
@@ -101,8 +102,24 @@ pub(super) fn transcodes_strings(bytes: &[u8]) -> bool {
     false
 }
 
+/// Why a component did not compile, for a load error.
+pub(super) fn compile_failure_reason(failure: CompileFailure, limits: &Limits) -> String {
+    match failure {
+        CompileFailure::Invalid(error) => compile_error_reason(&error),
+        CompileFailure::TimedOut => format!(
+            "compiling it took longer than its limit of {} ms (limits.compile_timeout_ms)",
+            limits.compile_timeout_ms
+        ),
+        CompileFailure::OutOfMemory => format!(
+            "compiling it needed more memory than its limit of {} MiB (limits.compile_memory_mib)",
+            limits.compile_memory_mib
+        ),
+        CompileFailure::Worker(reason) => format!("it could not be compiled: {reason}"),
+    }
+}
+
 /// Why a component did not compile, with what to do where that is known.
-pub(super) fn compile_error_reason(error: &str) -> String {
+fn compile_error_reason(error: &str) -> String {
     let mut reason = format!("it is not a valid component: {error}");
     if error.contains("component model async") {
         reason.push_str(

@@ -80,7 +80,10 @@ impl ModuleCounts {
                 (self.functions.saturating_add(self.imported_functions))
                     .saturating_mul(FUNCTION_BYTES),
             )
-            .saturating_add(self.imported_functions.saturating_mul(IMPORTED_FUNCTION_BYTES))
+            .saturating_add(
+                self.imported_functions
+                    .saturating_mul(IMPORTED_FUNCTION_BYTES),
+            )
             .saturating_add(self.other_imports.saturating_mul(IMPORT_BYTES))
             .saturating_add(self.definitions.saturating_mul(DEFINITION_BYTES))
             .saturating_add(self.segments.div_ceil(8));
@@ -151,7 +154,11 @@ pub(crate) fn instance_state(bytes: &[u8]) -> InstanceState {
 
 impl InstanceState {
     fn max_of(self, other: InstanceState) -> InstanceState {
-        if other.bytes > self.bytes { other } else { self }
+        if other.bytes > self.bytes {
+            other
+        } else {
+            self
+        }
     }
 }
 
@@ -239,7 +246,11 @@ fn count_component(
                         here.modules.push(cost);
                     }
                     ComponentExternalKind::Component => {
-                        let cost = here.components.get(index).copied().unwrap_or(worst_component);
+                        let cost = here
+                            .components
+                            .get(index)
+                            .copied()
+                            .unwrap_or(worst_component);
                         here.components.push(cost);
                     }
                     _ => {}
@@ -269,11 +280,17 @@ fn alias_into(
 ) {
     let (is_module, cost) = match *alias {
         ComponentAlias::Outer { kind, count, index } => {
-            let Some(outer) = scope(stack, count) else { return };
+            let Some(outer) = scope(stack, count) else {
+                return;
+            };
             match kind {
                 ComponentOuterAliasKind::CoreModule => (
                     true,
-                    outer.modules.get(index as usize).copied().unwrap_or(worst_module),
+                    outer
+                        .modules
+                        .get(index as usize)
+                        .copied()
+                        .unwrap_or(worst_module),
                 ),
                 ComponentOuterAliasKind::Component => (
                     false,

@@ -104,10 +104,15 @@ impl WasmModule {
             fail(LoadErrorKind::InvalidLimits, reason)
         })?;
         let started = Instant::now();
-        let (component, compiled) = runtime.compile(linker.engine(), bytes).map_err(|e| {
-            let reason = binary::compile_error_reason(&describe_error(&e));
-            fail(LoadErrorKind::Compile, reason)
-        })?;
+        let (component, compiled) =
+            runtime
+                .compile(linker.engine(), bytes, &limits)
+                .map_err(|e| {
+                    fail(
+                        LoadErrorKind::Compile,
+                        binary::compile_failure_reason(e, &limits),
+                    )
+                })?;
         let compile_time = started.elapsed();
         world::check_exports(name, &component)?;
         let imports = component
@@ -126,6 +131,7 @@ impl WasmModule {
             access: Arc::default(),
             transcodes: binary::transcodes_strings(bytes),
             state_bytes: to_usize(state.bytes),
+            resolver: runtime.resolver().clone(),
         };
         let read = tool_info::read_tools(name, &target);
         let tools = runtime.clock().block_on(runtime.clock().drive(read))?;

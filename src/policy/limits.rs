@@ -153,6 +153,12 @@ limits! {
     max_write_bytes = 64 * MIB, max 1 << 40, Call, "bytes written to granted directories";
     /// The largest component accepted at load, in bytes.
     max_component_bytes = 256 * MIB, max 4 * GIB, Load, "component size, bytes";
+    /// Wall-clock time for compiling the component, in milliseconds (enforced
+    /// when compiling runs in a worker process, as the command does).
+    compile_timeout_ms = 60_000, max 86_400_000, Load, "wall-clock time of compiling, ms";
+    /// Memory (address space) for compiling the component, in MiB (enforced
+    /// when compiling runs in a worker process, as the command does).
+    compile_memory_mib = 2048, max 65_536, Load, "memory of compiling, MiB";
     /// Fuel for the one `tool-info` call at load.
     tool_info_fuel = 1_000_000_000, max 1 << 50, Load, "fuel of `tool-info`";
     /// Wall-clock time for the one `tool-info` call at load, in milliseconds.
@@ -199,6 +205,16 @@ impl Limits {
     /// The result limit in bytes.
     pub fn output_bytes(&self) -> usize {
         to_usize(self.max_output_bytes)
+    }
+
+    /// The compile time limit as a duration.
+    pub fn compile_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.compile_timeout_ms)
+    }
+
+    /// The compile memory limit in bytes.
+    pub fn compile_memory_bytes(&self) -> u64 {
+        self.compile_memory_mib.saturating_mul(MIB)
     }
 
     /// The batch limit as a duration.

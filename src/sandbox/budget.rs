@@ -53,7 +53,11 @@ impl CallBudget {
                 (n < self.max_open_files).then_some(n + 1)
             });
         if taken.is_err() {
-            self.warn_once(&self.warned_files, "max_open_files", self.max_open_files as u64);
+            self.warn_once(
+                &self.warned_files,
+                "max_open_files",
+                self.max_open_files as u64,
+            );
             return None;
         }
         Some(OpenFile(Arc::clone(self)))
@@ -66,7 +70,8 @@ impl CallBudget {
         let taken = self
             .written
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                n.checked_add(bytes).filter(|total| *total <= self.max_write_bytes)
+                n.checked_add(bytes)
+                    .filter(|total| *total <= self.max_write_bytes)
             });
         if taken.is_err() {
             self.warn_once(&self.warned_writes, "max_write_bytes", self.max_write_bytes);

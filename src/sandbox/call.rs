@@ -10,6 +10,7 @@ use wasmtime::component::InstancePre;
 use super::capture::{Capture, Captured};
 use super::fault::{Fault, classify};
 use super::guest_stderr::name_the_cause;
+use super::resolver::NameResolver;
 use super::state::CallState;
 use super::store::new_store;
 use super::wasi_context::Outputs;
@@ -33,6 +34,8 @@ pub(crate) struct Target {
     /// Host memory the call's instances hold for their state (estimated at
     /// load); it counts against the memory limit with linear memory.
     pub state_bytes: usize,
+    /// Looks up the host names of the module's network grant.
+    pub resolver: NameResolver,
 }
 
 impl Target {

@@ -1,6 +1,7 @@
 //! [`Runtime`]: the engines, linkers, clock and compile cache every module
 //! shares.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -8,8 +9,11 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
 use super::linker::new_linker;
+use super::resolver::NameResolver;
 use super::state::CallState;
-use crate::engine::{ArtifactCache, Clock, Compiled, Engines};
+use crate::engine::{
+    ArtifactCache, Clock, CompileFailure, CompileWorker, Compiled, Engines, describe_error,
+};
 use crate::policy::Limits;
 
 /// The shared machinery modules are compiled and run with.
@@ -40,13 +44,81 @@ pub struct Runtime {
 struct Inner {
     engines: Engines<Linker<CallState>>,
     cache: Option<ArtifactCache>,
+    resolver: NameResolver,
+    worker: Option<CompileWorker>,
+}
+
+/// How a [`Runtime`] is set up: see [`Runtime::builder`].
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeBuilder {
+    cache_dir: Option<PathBuf>,
+    name_servers: Option<Vec<SocketAddr>>,
+    worker: Option<CompileWorker>,
+}
+
+impl RuntimeBuilder {
+    /// Keep compiled components in `dir` (see [`ArtifactCache`] for what
+    /// makes an entry trusted), so that loading the same component again
+    /// skips compiling it.
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Look up the host names of network grants with these name servers
+    /// (default: the system's, from `/etc/resolv.conf`; `/etc/hosts` is
+    /// read either way).
+    pub fn name_servers(mut self, servers: impl IntoIterator<Item = SocketAddr>) -> Self {
+        self.name_servers = Some(servers.into_iter().collect());
+        self
+    }
+
+    /// Compile components in child processes of `worker`, where the limits
+    /// `compile_timeout_ms` and `compile_memory_mib` are enforced (default:
+    /// in this process, where they cannot be).
+    pub fn compile_worker(mut self, worker: CompileWorker) -> Self {
+        self.worker = Some(worker);
+        self
+    }
+
+    /// Starts the runtime.
+    pub fn build(self) -> anyhow::Result<Runtime> {
+        let cache = match self.cache_dir {
+            Some(dir) => Some(ArtifactCache::open(dir).map_err(anyhow::Error::msg)?),
+            None => None,
+        };
+        let resolver = match &self.name_servers {
+            Some(servers) => NameResolver::with_servers(servers),
+            None => NameResolver::system(),
+        };
+        // Every call's files count against the process's limit: use all of it.
+        super::open_file_limit();
+        let runtime = Runtime {
+            inner: Arc::new(Inner {
+                engines: Engines::new()?,
+                cache,
+                resolver,
+                worker: self.worker,
+            }),
+        };
+        // The engine for the default limits, made now so that a broken
+        // setup shows at start rather than at the first load.
+        runtime.linker(&Limits::default())?;
+        Ok(runtime)
+    }
 }
 
 impl Runtime {
     /// Starts a runtime: engines with fuel and epoch interruption enabled,
     /// compiling every component in memory.
     pub fn new() -> anyhow::Result<Self> {
-        Self::build(None)
+        Self::builder().build()
+    }
+
+    /// How to start a runtime with a compile cache, name servers or a
+    /// compile worker.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
     }
 
     /// Starts a runtime that keeps compiled components in the user's cache
@@ -61,28 +133,12 @@ impl Runtime {
     /// Starts a runtime that keeps compiled components in `dir` (see
     /// [`ArtifactCache`] for what makes an entry trusted).
     pub fn with_cache_dir(dir: impl Into<PathBuf>) -> anyhow::Result<Self> {
-        let cache = ArtifactCache::open(dir).map_err(anyhow::Error::msg)?;
-        Self::build(Some(cache))
+        Self::builder().cache_dir(dir).build()
     }
 
     /// The compile cache, if this runtime has one.
     pub fn cache(&self) -> Option<&ArtifactCache> {
         self.inner.cache.as_ref()
-    }
-
-    fn build(cache: Option<ArtifactCache>) -> anyhow::Result<Self> {
-        // Every call's files count against the process's limit: use all of it.
-        super::open_file_limit();
-        let runtime = Self {
-            inner: Arc::new(Inner {
-                engines: Engines::new()?,
-                cache,
-            }),
-        };
-        // The engine for the default limits, made now so that a broken
-        // setup shows at start rather than at the first load.
-        runtime.linker(&Limits::default())?;
-        Ok(runtime)
     }
 
     /// The linker (and through it, the engine) for modules under `limits`.
@@ -91,16 +147,59 @@ impl Runtime {
         Ok(linker)
     }
 
-    /// Compiles component `bytes` for `engine`, or loads it from the cache.
+    /// The component `bytes` compiled for `engine`: from the cache, else
+    /// compiled (in the worker if there is one, within the compile limits of
+    /// `limits`) and stored in the cache.
     pub(crate) fn compile(
         &self,
         engine: &Engine,
         bytes: &[u8],
-    ) -> wasmtime::Result<(Component, Compiled)> {
-        match &self.inner.cache {
-            Some(cache) => cache.load_or_compile(engine, bytes),
-            None => Ok((Component::from_binary(engine, bytes)?, Compiled::Fresh)),
+        limits: &Limits,
+    ) -> Result<(Component, Compiled), CompileFailure> {
+        let cache = self.inner.cache.as_ref();
+        if let Some(component) = cache.and_then(|c| c.load(engine, bytes)) {
+            return Ok((component, Compiled::Cached));
         }
+        let invalid = |e: wasmtime::Error| CompileFailure::Invalid(describe_error(&e));
+        let component = match &self.inner.worker {
+            Some(worker) => {
+                let artifact = worker.compile(
+                    bytes,
+                    limits.stack_bytes(),
+                    limits.compile_timeout(),
+                    limits.compile_memory_bytes(),
+                )?;
+                // SAFETY: the artifact was made just now by the compile worker
+                // (toolhost's own code) for an engine configured as this one.
+                let component =
+                    unsafe { Component::deserialize(engine, &artifact) }.map_err(|e| {
+                        CompileFailure::Worker(format!(
+                            "its artifact is not usable: {}",
+                            describe_error(&e)
+                        ))
+                    })?;
+                if let Some(cache) = cache {
+                    cache.store(engine, bytes, &artifact);
+                }
+                component
+            }
+            None => {
+                let component = Component::from_binary(engine, bytes).map_err(invalid)?;
+                if let Some(cache) = cache {
+                    match component.serialize() {
+                        Ok(artifact) => cache.store(engine, bytes, &artifact),
+                        Err(e) => tracing::warn!("cannot serialize compiled artifact: {e}"),
+                    }
+                }
+                component
+            }
+        };
+        Ok((component, Compiled::Fresh))
+    }
+
+    /// How the host names of network grants are looked up.
+    pub(crate) fn resolver(&self) -> &NameResolver {
+        &self.inner.resolver
     }
 
     /// The clock every call's timers and sockets are driven by.

@@ -2,12 +2,16 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::Semaphore;
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::budget::{CallBudget, OpenFile};
+use super::resolver::NameResolver;
 use crate::policy::Access;
 
 /// The per-call state a store holds.
@@ -23,6 +27,12 @@ pub(crate) struct CallState {
     pub(super) open_descriptors: HashMap<u32, OpenFile>,
     /// The same for the TCP sockets it created.
     pub(super) open_sockets: HashMap<u32, OpenFile>,
+    /// Looks up the granted host names.
+    pub(super) resolver: NameResolver,
+    /// Lookups the call may have in flight.
+    pub(super) lookups: Arc<Semaphore>,
+    /// When the call's time is up (lookups end by then).
+    pub(super) deadline: Instant,
 }
 
 impl CallState {
@@ -80,7 +90,10 @@ impl MemoryLimiter {
 
     /// Takes `bytes` more of the budget, if they fit.
     fn take(&mut self, old_bytes: usize, new_bytes: usize) -> bool {
-        let total = self.used.saturating_sub(old_bytes).saturating_add(new_bytes);
+        let total = self
+            .used
+            .saturating_sub(old_bytes)
+            .saturating_add(new_bytes);
         if total > self.limit {
             self.exceeded = true;
             return false;

@@ -10,9 +10,12 @@ use wasmtime::{Store, StoreLimitsBuilder, UpdateDeadline};
 use super::budget::CallBudget;
 use super::call::Target;
 use super::fault::Fault;
+use super::network::ConnectChecks;
+use super::resolver::LOOKUPS_AT_ONCE;
 use super::state::{CallState, MemoryLimiter};
 use super::wasi_context::{Outputs, wasi_context};
 use crate::policy::to_usize;
+use tokio::sync::Semaphore;
 
 /// Component-model handles in one call (wasmtime: 100,000).
 const MAX_COMPONENT_HANDLES: usize = 10_000;
@@ -23,7 +26,14 @@ const MAX_WASI_RESOURCES: usize = 10_000;
 pub(super) fn new_store(target: &Target, outputs: Outputs<'_>) -> Result<Store<CallState>, Fault> {
     let limits = &target.limits;
     let access = &target.access;
-    let wasi = wasi_context(access, outputs)?;
+    let deadline = Instant::now() + Duration::from_millis(limits.timeout_ms);
+    let lookups = Arc::new(Semaphore::new(LOOKUPS_AT_ONCE));
+    let checks = ConnectChecks {
+        resolver: target.resolver.clone(),
+        deadline,
+        lookups: Arc::clone(&lookups),
+    };
+    let wasi = wasi_context(access, checks, outputs)?;
     let mut table = ResourceTable::new();
     table.set_max_capacity(MAX_WASI_RESOURCES);
     let counts = StoreLimitsBuilder::new()
@@ -40,6 +50,9 @@ pub(super) fn new_store(target: &Target, outputs: Outputs<'_>) -> Result<Store<C
         budget: CallBudget::new(Arc::clone(&target.module), limits, access.dirs.len()),
         open_descriptors: HashMap::new(),
         open_sockets: HashMap::new(),
+        resolver: target.resolver.clone(),
+        lookups,
+        deadline,
     };
     let mut store = Store::new(target.pre.engine(), state);
     store.limiter(|state| &mut state.limiter);
@@ -48,17 +61,16 @@ pub(super) fn new_store(target: &Target, outputs: Outputs<'_>) -> Result<Store<C
     store
         .set_fuel(limits.fuel)
         .map_err(|e| Fault::Host(format!("cannot set fuel: {e}")))?;
-    set_deadline(&mut store, Duration::from_millis(limits.timeout_ms));
+    set_deadline(&mut store, deadline);
     Ok(store)
 }
 
-/// Interrupts the guest once `timeout` has passed.
+/// Interrupts the guest once `deadline` has passed.
 ///
 /// At every epoch tick the guest yields to the executor (so a spinning
 /// guest never holds an async worker for more than a tick) and is
 /// interrupted, as a trap, once the deadline is past.
-fn set_deadline(store: &mut Store<CallState>, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
+fn set_deadline(store: &mut Store<CallState>, deadline: Instant) {
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |_| {
         if Instant::now() >= deadline {

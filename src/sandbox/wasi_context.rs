@@ -6,7 +6,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use super::capture::Capture;
 use super::fault::Fault;
-use super::network;
+use super::network::{self, ConnectChecks};
 use crate::policy::{Access, DirMode};
 
 // Caps on what a guest can make the host allocate through WASI, set
@@ -26,7 +26,11 @@ pub(super) struct Outputs<'a> {
 
 /// The WASI context of a call with `access`, writing to `outputs`: no
 /// stdin, and only the granted directories, variables and sockets.
-pub(super) fn wasi_context(access: &Arc<Access>, outputs: Outputs<'_>) -> Result<WasiCtx, Fault> {
+pub(super) fn wasi_context(
+    access: &Arc<Access>,
+    checks: ConnectChecks,
+    outputs: Outputs<'_>,
+) -> Result<WasiCtx, Fault> {
     let mut builder = WasiCtxBuilder::new();
     builder
         .stdout(outputs.stdout.clone())
@@ -35,7 +39,7 @@ pub(super) fn wasi_context(access: &Arc<Access>, outputs: Outputs<'_>) -> Result
         // Filesystem work runs on the thread running the call, not in a pool
         // shared with other calls: a slow filesystem delays only its calls.
         .allow_blocking_current_thread(true);
-    network::configure(access, &mut builder);
+    network::configure(access, checks, &mut builder);
     for (key, value) in &access.env {
         builder.env(key, value);
     }

@@ -77,6 +77,14 @@ pub enum Command {
         /// bundled module).
         file: PathBuf,
     },
+    /// Compile one component from stdin to stdout (run by toolhost itself,
+    /// in a child process, so that compile limits hold).
+    #[command(hide = true)]
+    CompileWorker {
+        /// The wasm stack size and the address-space limit, in bytes.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
 }
 
 /// Runs the parsed command; `Err` is a usage or config error (exit 2).
@@ -97,5 +105,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Dispatch => crate::commands::dispatch(&setup),
         Command::Compile => crate::commands::compile(&setup),
         Command::Inspect { file } => crate::commands::inspect(&setup, file),
+        Command::CompileWorker { args } => Ok(toolhost::serve_compile_worker(args.clone())),
     }
 }

@@ -9,8 +9,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use toolhost::config::{LoadedConfig, ModuleEntry};
 use toolhost::{
-    Compiled, ModuleSource, Runtime, Tool, ToolManager, WasmModule, bundled_module,
-    escape_controls, openai,
+    ArtifactCache, CompileWorker, Compiled, ModuleSource, Runtime, RuntimeBuilder, Tool,
+    ToolManager, WasmModule, bundled_module, escape_controls, openai,
 };
 
 use crate::args::EXIT_TOOL_ERROR;
@@ -41,18 +41,39 @@ impl Setup<'_> {
             let dir = self
                 .cache_dir
                 .map(Path::to_path_buf)
-                .or_else(|| loaded.cache_dir());
-            let cached = match dir {
-                Some(dir) => Runtime::with_cache_dir(dir),
-                None => Runtime::with_compile_cache(),
-            };
-            match cached {
-                Ok(runtime) => return Ok(runtime),
-                Err(e) => tracing::warn!("compile cache unavailable, compiling every time: {e:#}"),
+                .or_else(|| loaded.cache_dir())
+                .or_else(ArtifactCache::default_dir);
+            if let Some(dir) = dir {
+                match runtime_builder(loaded)?.cache_dir(dir).build() {
+                    Ok(runtime) => return Ok(runtime),
+                    Err(e) => {
+                        tracing::warn!("compile cache unavailable, compiling every time: {e:#}")
+                    }
+                }
             }
         }
-        Runtime::new().context("cannot start the WebAssembly runtime")
+        runtime_builder(loaded)?
+            .build()
+            .context("cannot start the WebAssembly runtime")
     }
+}
+
+/// A runtime as the command runs it: components compiled by this program
+/// in a child process (`toolhost compile-worker`), where compile limits
+/// hold, and the config's name servers.
+fn runtime_builder(loaded: &LoadedConfig) -> anyhow::Result<RuntimeBuilder> {
+    let program = std::env::current_exe().context("cannot find this program's path")?;
+    let mut builder =
+        Runtime::builder().compile_worker(CompileWorker::new(program, ["compile-worker"]));
+    let servers = loaded
+        .config
+        .resolver
+        .servers()
+        .map_err(anyhow::Error::msg)?;
+    if !servers.is_empty() {
+        builder = builder.name_servers(servers);
+    }
+    Ok(builder)
 }
 
 fn manager(setup: &Setup<'_>) -> anyhow::Result<ToolManager> {
@@ -265,7 +286,13 @@ pub fn compile(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
 
 pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {
     // Always compile here: the compile time is part of what inspect reports.
-    let runtime = Runtime::new().context("cannot start the WebAssembly runtime")?;
+    let loaded = match setup.config {
+        Some(path) => LoadedConfig::discover(Some(path))?,
+        None => LoadedConfig::default(),
+    };
+    let runtime = runtime_builder(&loaded)?
+        .build()
+        .context("cannot start the WebAssembly runtime")?;
     let (module, note) = inspected_module(setup, &runtime, file)?;
     print(&format!("module:       {}", module.name()))?;
     print(&format!("file:         {}", file.display()))?;

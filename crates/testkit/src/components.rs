@@ -144,3 +144,38 @@ fn leb128(mut value: usize) -> Vec<u8> {
         out.push(byte | 0x80);
     }
 }
+
+/// A function keeping `locals` i64 locals live across a loop, which makes
+/// register allocation slow (seconds for a few thousand), as WAT to add to
+/// a core module.
+pub fn slow_to_compile(locals: usize) -> String {
+    let declare: String = (0..locals).map(|i| format!("(local $l{i} i64)")).collect();
+    let init: String = (0..locals)
+        .map(|i| format!("(local.set $l{i} (i64.add (local.get $x) (i64.const {i})))"))
+        .collect();
+    let update: String = (0..locals)
+        .map(|i| {
+            let next = (i + 1) % locals;
+            format!("(local.set $l{i} (i64.mul (local.get $l{i}) (local.get $l{next})))")
+        })
+        .collect();
+    let sum: String = (1..locals)
+        .map(|i| format!("(local.set $l0 (i64.xor (local.get $l0) (local.get $l{i})))"))
+        .collect();
+    format!(
+        "(func $slow (param $x i64) (result i64) {declare} {init} \
+         (loop $again {update} (br_if $again (i64.ne (local.get $l1) (i64.const 0)))) \
+         {sum} (local.get $l0))"
+    )
+}
+
+/// A global whose initializer adds `terms` constants (extended constant
+/// expressions), which takes compiling gigabytes of memory when large.
+pub fn costly_global(terms: usize) -> String {
+    let mut expr = String::from("(i32.const 1)");
+    expr.reserve(terms * 24);
+    for _ in 1..terms {
+        expr.push_str(" (i32.const 1) i32.add");
+    }
+    format!("(global $costly i32 {expr})")
+}

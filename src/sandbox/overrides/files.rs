@@ -26,7 +26,11 @@ type Boxed<'a, T> = Box<dyn Future<Output = Answer<T>> + Send + 'a>;
 
 /// Adds the replacements to `types`, the `wasi:filesystem/types` instance.
 pub(super) fn add(types: &mut LinkerInstance<'_, CallState>) -> anyhow::Result<()> {
-    types.resource("descriptor", ResourceType::host::<Descriptor>(), drop_descriptor)?;
+    types.resource(
+        "descriptor",
+        ResourceType::host::<Descriptor>(),
+        drop_descriptor,
+    )?;
     types.resource(
         "directory-entry-stream",
         ResourceType::host::<DirectoryEntries>(),
@@ -68,7 +72,13 @@ fn answer<T>(store: &mut StoreContextMut<'_, CallState>, result: FsResult<T>) ->
 /// `open-at`, within the call's open files.
 fn open_at<'a>(
     mut store: StoreContextMut<'a, CallState>,
-    (dir, flags, path, oflags, dflags): (Resource<Descriptor>, PathFlags, String, OpenFlags, DescriptorFlags),
+    (dir, flags, path, oflags, dflags): (
+        Resource<Descriptor>,
+        PathFlags,
+        String,
+        OpenFlags,
+        DescriptorFlags,
+    ),
 ) -> Boxed<'a, Resource<Descriptor>> {
     Box::new(async move {
         let Some(open) = store.data().budget.open() else {
@@ -77,7 +87,10 @@ fn open_at<'a>(
         let mut view = store.data_mut().filesystem();
         let opened = HostDescriptor::open_at(&mut view, dir, flags, path, oflags, dflags).await;
         if let Ok(descriptor) = &opened {
-            store.data_mut().open_descriptors.insert(descriptor.rep(), open);
+            store
+                .data_mut()
+                .open_descriptors
+                .insert(descriptor.rep(), open);
         }
         answer(&mut store, opened)
     })

@@ -29,7 +29,11 @@ fn instances_too_big_for_the_memory_limit_are_refused_at_load() {
     let err = WasmModule::from_bytes(runtime(), "g", &bytes, limits).unwrap_err();
     assert_eq!(err.kind, LoadErrorKind::TooLarge);
     assert!(err.reason.starts_with("its instances would hold "), "{err}");
-    assert!(err.reason.contains("more than its memory limit of 16 MiB (limits.memory_mib)"), "{err}");
+    assert!(
+        err.reason
+            .contains("more than its memory limit of 16 MiB (limits.memory_mib)"),
+        "{err}"
+    );
     // Three of them fit, and the state counts against linear memory.
     let bytes = many_globals(200_000, 3, "");
     let module = WasmModule::from_bytes(runtime(), "g", &bytes, limits).unwrap();
@@ -46,7 +50,10 @@ fn tables_count_against_the_memory_limit() {
     };
     let bytes = many_globals(0, 1, "(table 1000000 funcref)");
     let err = WasmModule::from_bytes(runtime(), "tb", &bytes, limits).unwrap_err();
-    assert_eq!(err.reason, "tool-info exceeded its memory limit of 4 MiB", "{err}");
+    assert_eq!(
+        err.reason, "tool-info exceeded its memory limit of 4 MiB",
+        "{err}"
+    );
 }
 
 #[test]

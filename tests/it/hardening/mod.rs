@@ -9,5 +9,6 @@ mod errors;
 mod files;
 mod instances;
 mod output;
+mod resolver;
 mod sections;
 mod transcoding;

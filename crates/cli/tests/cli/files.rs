@@ -30,7 +30,12 @@ fn dispatch_with_files(dir: &std::path::Path, files: u64, input: &str) -> (Value
         .spawn()
         .expect("toolhost starts");
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let stdout = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (stdout, String::from_utf8_lossy(&out.stderr).into_owned())
@@ -59,7 +64,9 @@ fn calls_holding_many_files_leave_room_for_others() {
         json!({"id": format!("read{i}"), "function": {"name": "r_read_file", "arguments": "{\"text\": \"/data/f.txt\"}"}})
     }));
     let (replies, stderr) = dispatch_with_files(dir.path(), 1024, &Value::Array(calls).to_string());
-    let replies = replies.as_array().unwrap_or_else(|| panic!("no replies; stderr: {stderr}"));
+    let replies = replies
+        .as_array()
+        .unwrap_or_else(|| panic!("no replies; stderr: {stderr}"));
     for reply in &replies[..3] {
         let content = reply["content"].as_str().unwrap();
         assert!(content.starts_with("opened 255; then: "), "{content}");

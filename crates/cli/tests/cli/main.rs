@@ -2,6 +2,7 @@
 
 mod cache;
 mod commands;
+mod compile;
 mod files;
 mod injection;
 mod languages;

@@ -222,7 +222,8 @@ fn write_bytes(args: PathCount) -> Result<String, String> {
 /// Grows `path` to `count` bytes without writing them (`set_len`).
 fn grow_file(args: PathCount) -> Result<String, String> {
     let file = std::fs::File::create(&args.path).map_err(|e| e.to_string())?;
-    file.set_len(args.count as u64).map_err(|e| format!("set_len: {e}"))?;
+    file.set_len(args.count as u64)
+        .map_err(|e| format!("set_len: {e}"))?;
     Ok("grown".into())
 }
 

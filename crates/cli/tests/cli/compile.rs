@@ -1,0 +1,138 @@
+//! Compiling is bounded in time and memory, in a worker process (hardening
+//! point 1): a component built to make the compiler run long or take
+//! gigabytes fails to load, naming the limit, while the host stays small
+//! and other modules load meanwhile.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use toolhost::{CompileWorker, Limits, LoadErrorKind, Runtime, WasmModule, bundled_module};
+use toolhost_testkit::components::{
+    core_module, costly_global, ok_result, slow_to_compile, tool_component,
+};
+
+/// A working component with `extra` in its core module.
+fn component(extra: &str) -> Vec<u8> {
+    let core = core_module("t", &ok_result("(i32.const 1024)", "(i32.const 2)"), extra);
+    tool_component(&core, "utf8", 1)
+}
+
+fn worker_runtime() -> Runtime {
+    let worker = CompileWorker::new(env!("CARGO_BIN_EXE_toolhost"), ["compile-worker"]);
+    Runtime::builder().compile_worker(worker).build().unwrap()
+}
+
+/// The peak resident memory of process `pid` so far, if it runs.
+fn peak_of(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches(" kB")
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+#[test]
+fn a_slow_compile_is_stopped_at_its_time_limit_while_others_load() {
+    // 8,000 locals live across a loop: seconds of register allocation.
+    let bytes = component(&slow_to_compile(8_000));
+    let limits = Limits {
+        compile_timeout_ms: 1_000,
+        ..Limits::default()
+    };
+    let runtime = worker_runtime();
+    let slow = {
+        let runtime = runtime.clone();
+        std::thread::spawn(move || {
+            let result = WasmModule::from_bytes(&runtime, "slow", &bytes, limits);
+            (result, Instant::now())
+        })
+    };
+    // Meanwhile another module loads, and is done first.
+    let calc = WasmModule::from_bytes(
+        &runtime,
+        "calc",
+        bundled_module("calc").unwrap(),
+        Limits::default(),
+    );
+    let calc_done = Instant::now();
+    assert!(calc.is_ok());
+    let (result, slow_done) = slow.join().unwrap();
+    let err = result.unwrap_err();
+    assert_eq!(err.kind, LoadErrorKind::Compile);
+    assert_eq!(
+        err.reason,
+        "compiling it took longer than its limit of 1000 ms (limits.compile_timeout_ms)"
+    );
+    assert!(calc_done < slow_done);
+}
+
+#[test]
+fn a_costly_compile_is_stopped_at_its_memory_limit_and_the_host_stays_small() {
+    let dir = tempfile::tempdir().unwrap();
+    // A global adding a million constants: gigabytes to compile.
+    std::fs::write(
+        dir.path().join("costly.wasm"),
+        component(&costly_global(1_000_000)),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        "[cache]\nenabled = false\n[limits]\ncompile_memory_mib = 400\n\
+         [[modules]]\nname = \"costly\"\npath = \"costly.wasm\"\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("list")
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut peak = 0;
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        peak = peak.max(peak_of(pid).unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "toolhost hangs"
+        );
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "cannot load module 'costly': compiling it needed more memory than its limit of 400 MiB (limits.compile_memory_mib)"
+        ),
+        "{stderr}"
+    );
+    // The compiler's gigabytes were the worker's, never the host's.
+    assert!(
+        peak < 200 << 20,
+        "toolhost itself peaked at {} MiB",
+        peak >> 20
+    );
+}
+
+#[test]
+fn compile_errors_still_say_what_is_wrong() {
+    let runtime = worker_runtime();
+    let bytes = wat::parse_str(
+        "(component (core module (func (export \"f\") (result i32) (i64.const 1))))",
+    );
+    let bytes = bytes.unwrap();
+    let err = WasmModule::from_bytes(&runtime, "bad", &bytes, Limits::default()).unwrap_err();
+    assert_eq!(err.kind, LoadErrorKind::Compile);
+    assert!(
+        err.reason.starts_with("it is not a valid component: "),
+        "{err}"
+    );
+    assert!(Path::new(env!("CARGO_BIN_EXE_toolhost")).exists());
+}
