@@ -279,7 +279,7 @@ impl ToolManager {
     /// they are parsed, and reach the tool byte for byte.
     pub fn call_message_json(&self, text: &str) -> Result<Vec<Value>, ToolError> {
         let raw = raw_message(text)?;
-        Ok(self.answer_all(calls_in(Json::Raw(&raw))?))
+        Ok(self.answer_all(calls_in(Json::Raw(raw))?))
     }
 
     /// [`ToolManager::call_message`] for async code (see
@@ -292,7 +292,7 @@ impl ToolManager {
     /// [`ToolManager::call_message_json`] for async code.
     pub async fn call_message_json_async(&self, text: &str) -> Result<Vec<Value>, ToolError> {
         let raw = raw_message(text)?;
-        let prepared = self.prepare_all(calls_in(Json::Raw(&raw))?);
+        let prepared = self.prepare_all(calls_in(Json::Raw(raw))?);
         Ok(self.answer_all_async(prepared).await)
     }
 }

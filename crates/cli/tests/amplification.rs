@@ -16,19 +16,6 @@ struct Run {
     peak_bytes: u64,
 }
 
-/// The peak resident memory of process `pid` so far (`VmHWM`), if it runs.
-fn peak_of(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))?
-        .trim()
-        .trim_end_matches(" kB")
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
-}
-
 /// Runs `toolhost` in `dir` with `args` and `stdin`, sampling its peak
 /// resident memory every millisecond while it runs. (The kernel's own
 /// figure for a child, from `wait4`, also counts the parent's memory when
@@ -61,7 +48,7 @@ fn toolhost(dir: &Path, args: &[&str], stdin: Vec<u8>) -> Run {
     });
     let mut peak = 0;
     while child.try_wait().expect("toolhost is waited for").is_none() {
-        peak = peak.max(peak_of(pid).unwrap_or(0));
+        peak = peak.max(toolhost_testkit::peak_resident_bytes(pid).unwrap_or(0));
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     writer.join().unwrap();

@@ -103,3 +103,17 @@ pub fn world_writable_dir(parent: &Path, name: &str) -> PathBuf {
         .expect("its mode can be set");
     dir
 }
+
+/// The peak resident memory of process `pid` so far (`VmHWM`, Linux), if it
+/// still runs.
+pub fn peak_resident_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches(" kB")
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}

@@ -15,6 +15,7 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 };
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, FsResult};
 
+use super::delete_on_drop;
 use super::streams::{FileReader, FileWriter, WriteAt, no_space_left};
 use crate::policy::symlink_target_stays_inside;
 use crate::sandbox::budget::OpenFile;
@@ -34,13 +35,7 @@ pub(super) fn add(types: &mut LinkerInstance<'_, CallState>) -> anyhow::Result<(
     types.resource(
         "directory-entry-stream",
         ResourceType::host::<DirectoryEntries>(),
-        |mut store, rep| {
-            store
-                .data_mut()
-                .table
-                .delete(Resource::<DirectoryEntries>::new_own(rep))?;
-            Ok(())
-        },
+        delete_on_drop::<DirectoryEntries>,
     )?;
     types.func_wrap_async("[method]descriptor.open-at", open_at)?;
     types.func_wrap_async("[method]descriptor.symlink-at", symlink_at)?;

@@ -15,7 +15,8 @@ mod files;
 mod sockets;
 mod streams;
 
-use wasmtime::component::Linker;
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, Resource};
 
 use super::state::CallState;
 
@@ -29,5 +30,15 @@ pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()
     files::add(&mut linker.instance(FILESYSTEM_TYPES)?)?;
     sockets::add(linker)?;
     linker.allow_shadowing(false);
+    Ok(())
+}
+
+/// The destructor of a resource type of toolhost's own: the guest dropped
+/// its handle, so the host value goes.
+fn delete_on_drop<T: 'static>(
+    mut store: StoreContextMut<'_, CallState>,
+    rep: u32,
+) -> wasmtime::Result<()> {
+    store.data_mut().table.delete(Resource::<T>::new_own(rep))?;
     Ok(())
 }

@@ -17,6 +17,7 @@ use wasmtime_wasi::p2::bindings::sockets::tcp_create_socket;
 use wasmtime_wasi::p2::{DynPollable, Pollable, TcpSocket};
 use wasmtime_wasi::sockets::WasiSocketsView;
 
+use super::delete_on_drop;
 use crate::sandbox::resolver::LookupFailure;
 use crate::sandbox::state::CallState;
 
@@ -34,13 +35,7 @@ pub(super) fn add(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
     lookup.resource(
         "resolve-address-stream",
         ResourceType::host::<NameLookup>(),
-        |mut store, rep| {
-            store
-                .data_mut()
-                .table
-                .delete(Resource::<NameLookup>::new_own(rep))?;
-            Ok(())
-        },
+        delete_on_drop::<NameLookup>,
     )?;
     lookup.func_wrap("resolve-addresses", resolve_addresses)?;
     lookup.func_wrap(

@@ -23,19 +23,6 @@ fn worker_runtime() -> Runtime {
     Runtime::builder().compile_worker(worker).build().unwrap()
 }
 
-/// The peak resident memory of process `pid` so far, if it runs.
-fn peak_of(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))?
-        .trim()
-        .trim_end_matches(" kB")
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
-}
-
 #[test]
 fn a_slow_compile_is_stopped_at_its_time_limit_while_others_load() {
     // 8,000 locals live across a loop: seconds of register allocation.
@@ -97,7 +84,7 @@ fn a_costly_compile_is_stopped_at_its_memory_limit_and_the_host_stays_small() {
     let mut peak = 0;
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
-        peak = peak.max(peak_of(pid).unwrap_or(0));
+        peak = peak.max(toolhost_testkit::peak_resident_bytes(pid).unwrap_or(0));
         std::thread::sleep(Duration::from_millis(2));
         assert!(
             started.elapsed() < Duration::from_secs(120),
