@@ -25,37 +25,35 @@ fn worker_runtime() -> Runtime {
 
 #[test]
 fn a_slow_compile_is_stopped_at_its_time_limit_while_others_load() {
-    // 8,000 locals live across a loop: seconds of register allocation.
-    let bytes = component(&slow_to_compile(8_000));
+    // 16,000 locals live across a loop: tens of seconds of register
+    // allocation, stopped at 8 s.
+    let bytes = component(&slow_to_compile(16_000));
     let limits = Limits {
-        compile_timeout_ms: 1_000,
+        compile_timeout_ms: 8_000,
         ..Limits::default()
     };
     let runtime = worker_runtime();
+    let started = Instant::now();
     let slow = {
         let runtime = runtime.clone();
-        std::thread::spawn(move || {
-            let result = WasmModule::from_bytes(&runtime, "slow", &bytes, limits);
-            (result, Instant::now())
-        })
+        std::thread::spawn(move || WasmModule::from_bytes(&runtime, "slow", &bytes, limits))
     };
-    // Meanwhile another module loads, and is done first.
-    let calc = WasmModule::from_bytes(
-        &runtime,
-        "calc",
-        bundled_module("calc").unwrap(),
-        Limits::default(),
-    );
-    let calc_done = Instant::now();
+    // Meanwhile another module loads, not waiting for the slow one.
+    let calc = WasmModule::from_bytes(&runtime, "calc", bundled_module("calc").unwrap(), Limits::default());
+    let calc_took = started.elapsed();
     assert!(calc.is_ok());
-    let (result, slow_done) = slow.join().unwrap();
-    let err = result.unwrap_err();
+    let err = slow.join().unwrap().unwrap_err();
+    let slow_took = started.elapsed();
     assert_eq!(err.kind, LoadErrorKind::Compile);
     assert_eq!(
         err.reason,
-        "compiling it took longer than its limit of 1000 ms (limits.compile_timeout_ms)"
+        "compiling it took longer than its limit of 8000 ms (limits.compile_timeout_ms)"
     );
-    assert!(calc_done < slow_done);
+    assert!(slow_took >= Duration::from_millis(8_000));
+    assert!(
+        calc_took < Duration::from_millis(8_000),
+        "calc waited for the slow compile: {calc_took:?}"
+    );
 }
 
 #[test]
