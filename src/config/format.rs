@@ -32,6 +32,73 @@ pub struct Config {
     /// How the host names of network grants are looked up.
     #[serde(default)]
     pub resolver: ResolverConfig,
+    /// How `toolhost serve` serves the tools over MCP.
+    #[serde(default)]
+    pub serve: ServeConfig,
+}
+
+/// `[serve]`: how `toolhost serve` serves the tools over the Model Context
+/// Protocol.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServeConfig {
+    /// Tool calls run at once; a call past it is answered at once with a
+    /// "busy" error result instead of waiting.
+    pub max_calls_in_flight: u64,
+    /// Tools per page of `tools/list`.
+    pub page_size: u64,
+    /// HTTP: the `Host` header values accepted (host, or host:port); empty
+    /// means the loopback names (`localhost`, `127.0.0.1`, `::1`).
+    pub allowed_hosts: Vec<String>,
+    /// HTTP: the `Origin` header values accepted (`scheme://host[:port]`); a
+    /// request with any other `Origin` gets 403. Requests without one (not
+    /// from a browser) are not affected.
+    pub allowed_origins: Vec<String>,
+    /// HTTP: the largest request body, in bytes.
+    pub max_request_bytes: u64,
+    /// HTTP: requests handled at once (calls included).
+    pub max_requests_in_flight: u64,
+    /// HTTP: how long a connection may take to send its request headers, in
+    /// milliseconds.
+    pub header_timeout_ms: u64,
+    /// On SIGTERM (or SIGINT), how long calls in flight may take to finish
+    /// before the server exits anyway, in milliseconds.
+    pub drain_timeout_ms: u64,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            max_calls_in_flight: 64,
+            page_size: 100,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_request_bytes: 4 * 1024 * 1024,
+            max_requests_in_flight: 256,
+            header_timeout_ms: 10_000,
+            drain_timeout_ms: 10_000,
+        }
+    }
+}
+
+impl ServeConfig {
+    /// Checks every number is positive; the error names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        let numbers = [
+            ("max_calls_in_flight", self.max_calls_in_flight),
+            ("page_size", self.page_size),
+            ("max_request_bytes", self.max_request_bytes),
+            ("max_requests_in_flight", self.max_requests_in_flight),
+            ("header_timeout_ms", self.header_timeout_ms),
+            ("drain_timeout_ms", self.drain_timeout_ms),
+        ];
+        for (key, value) in numbers {
+            if value == 0 {
+                return Err(format!("[serve]: `{key}` must be greater than 0"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `[resolver]`: the name servers that look up the host names of network
@@ -108,9 +175,10 @@ impl Config {
         Ok(config)
     }
 
-    /// Checks limits, module entries, names and name servers.
+    /// Checks limits, module entries, names, name servers and serving.
     pub fn validate(&self) -> Result<(), String> {
         self.resolver.servers()?;
+        self.serve.validate()?;
         self.limits
             .validate()
             .map_err(|e| format!("[limits]: {e}"))?;

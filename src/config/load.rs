@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::module::{BUNDLED_MODULES, LoadError, LoadErrorKind, WasmModule};
+use crate::module::{BUNDLED_MODULES, LoadError, WasmModule};
 use crate::parallel::run_parallel;
 use crate::policy::Limits;
 use crate::registry::{DEFAULT_MAX_PARALLEL, ToolManager};
@@ -11,6 +11,7 @@ use crate::sandbox::{Runtime, open_file_limit};
 
 use super::error::ConfigError;
 use super::format::{Config, ModuleEntry};
+use super::report::load_reusing;
 
 /// The name toolhost looks for in the working directory.
 pub const CONFIG_FILE_NAME: &str = "toolhost.toml";
@@ -48,7 +49,7 @@ impl LoadedConfig {
         })
     }
 
-    fn label(&self) -> PathBuf {
+    pub(super) fn label(&self) -> PathBuf {
         self.path
             .clone()
             .unwrap_or_else(|| PathBuf::from("(defaults)"))
@@ -113,9 +114,7 @@ impl LoadedConfig {
     /// module's `max_open_files`, could need more files than the process
     /// may open.
     pub fn manager_for(&self, modules: Vec<WasmModule>) -> Result<ToolManager, ConfigError> {
-        warn_if_files_could_run_out(&modules, DEFAULT_MAX_PARALLEL);
-        let mut manager = ToolManager::new().with_controller(self.config.controller.clone());
-        manager.set_batch_timeout(self.config.limits.batch_timeout());
+        let mut manager = self.empty_manager(modules.iter());
         for module in modules {
             manager
                 .register(module)
@@ -128,13 +127,10 @@ impl LoadedConfig {
     }
 }
 
-/// Warns when `calls` calls at once, each holding its module's largest
-/// `max_open_files`, could exceed the process's limit on open files.
-fn warn_if_files_could_run_out(modules: &[WasmModule], calls: usize) {
-    let (Some(limit), Some(most)) = (
-        open_file_limit(),
-        modules.iter().map(|m| m.limits().max_open_files).max(),
-    ) else {
+/// Warns when `calls` calls at once, each holding `most` files (the largest
+/// `max_open_files` of the modules), could exceed the process's limit.
+fn warn_if_files_could_run_out(most: Option<u64>, calls: usize) {
+    let (Some(limit), Some(most)) = (open_file_limit(), most) else {
         return;
     };
     let needed = most.saturating_mul(calls as u64);
@@ -144,6 +140,22 @@ fn warn_if_files_could_run_out(modules: &[WasmModule], calls: usize) {
              may need {needed} open files, more than this process may open ({limit}): \
              lower max_open_files or raise the limit (ulimit -n)"
         );
+    }
+}
+
+impl LoadedConfig {
+    /// A manager with the config's controller and batch timeout, nothing
+    /// registered yet; warns if `modules` could need more open files than
+    /// the process may have.
+    pub(super) fn empty_manager<'a>(
+        &self,
+        modules: impl Iterator<Item = &'a WasmModule>,
+    ) -> ToolManager {
+        let most = modules.map(|m| m.limits().max_open_files).max();
+        warn_if_files_could_run_out(most, DEFAULT_MAX_PARALLEL);
+        let mut manager = ToolManager::new().with_controller(self.config.controller.clone());
+        manager.set_batch_timeout(self.config.limits.batch_timeout());
+        manager
     }
 }
 
@@ -179,15 +191,6 @@ impl ModuleEntry {
         base: &Path,
         defaults: Limits,
     ) -> Result<WasmModule, LoadError> {
-        let limits = self.limits.apply(defaults);
-        let invalid_name = |e| LoadError::new("?", LoadErrorKind::InvalidName, e);
-        let name = self.module_name().map_err(invalid_name)?;
-        let source = self.source(base).map_err(invalid_name)?;
-        let access = self
-            .grants
-            .resolve(base)
-            .map_err(|e| LoadError::new(&name, LoadErrorKind::InvalidGrants, e))?;
-        let module = source.load(runtime, Some(&name), limits)?;
-        Ok(module.with_access(access))
+        load_reusing(self, runtime, base, defaults, &[]).map(|(module, _)| module)
     }
 }

@@ -39,7 +39,9 @@
 mod error;
 mod format;
 mod load;
+mod report;
 
 pub use error::ConfigError;
-pub use format::{CacheConfig, Config, ModuleEntry, ResolverConfig};
+pub use format::{CacheConfig, Config, ModuleEntry, ResolverConfig, ServeConfig};
 pub use load::{CONFIG_FILE_NAME, LoadedConfig};
+pub use report::{LoadReport, LoadedModule};

@@ -1,6 +1,7 @@
 //! [`ModuleSource`]: where a module's component comes from, a file or the
 //! bundled set, and loading it from there.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -41,16 +42,18 @@ impl ModuleSource {
         limits: Limits,
     ) -> Result<WasmModule, LoadError> {
         let name = name.map_or_else(|| self.default_name(), str::to_string);
+        let bytes = self.read(&name, &limits)?;
+        WasmModule::from_bytes(runtime, &name, &bytes, limits)
+    }
+
+    /// The component's bytes, for module `name` (a file larger than
+    /// `max_component_bytes` is refused before it is read).
+    pub fn read(&self, name: &str, limits: &Limits) -> Result<Cow<'static, [u8]>, LoadError> {
         match self {
-            ModuleSource::File(path) => {
-                let bytes = binary::read_file(&name, path, &limits)?;
-                WasmModule::from_bytes(runtime, &name, &bytes, limits)
-            }
-            ModuleSource::Bundled(bundled) => {
-                let bytes =
-                    bundled_module(bundled).ok_or_else(|| no_such_bundled(&name, bundled))?;
-                WasmModule::from_bytes(runtime, &name, bytes, limits)
-            }
+            ModuleSource::File(path) => Ok(Cow::Owned(binary::read_file(name, path, limits)?)),
+            ModuleSource::Bundled(bundled) => bundled_module(bundled)
+                .map(Cow::Borrowed)
+                .ok_or_else(|| no_such_bundled(name, bundled)),
         }
     }
 }

@@ -2,6 +2,10 @@
 
 use serde_json::{Map, Value, json};
 
+/// Keys of a `tool-info` function that MCP clients read and OpenAI's API
+/// does not accept, so [`ToolInfo::to_openai`] leaves them out.
+pub(crate) const MCP_ONLY_KEYS: [&str; 3] = ["title", "annotations", "outputSchema"];
+
 /// One tool's schema: what a model is told about it.
 ///
 /// Serializes to the OpenAI shape
@@ -34,16 +38,40 @@ impl ToolInfo {
         json!({"type": "object", "properties": {}})
     }
 
-    /// The OpenAI tool schema, ready to send in an API request.
+    /// The OpenAI tool schema, ready to send in an API request: name,
+    /// description, parameters and the other keys `tool-info` gave (such as
+    /// `strict`), except those only MCP clients read (`title`, `annotations`,
+    /// `outputSchema`).
     pub fn to_openai(&self) -> Value {
         let mut function = Map::new();
         function.insert("name".into(), json!(self.name));
         function.insert("description".into(), json!(self.description));
         function.insert("parameters".into(), self.parameters.clone());
         for (key, value) in &self.extra {
-            function.entry(key.clone()).or_insert_with(|| value.clone());
+            if !MCP_ONLY_KEYS.contains(&key.as_str()) {
+                function.entry(key.clone()).or_insert_with(|| value.clone());
+            }
         }
         json!({"type": "function", "function": function})
+    }
+
+    /// A human-readable title (`title` in `tool-info`), for MCP clients.
+    pub fn title(&self) -> Option<&str> {
+        self.extra.get("title").and_then(Value::as_str)
+    }
+
+    /// Hints on the tool's behaviour (`annotations` in `tool-info`:
+    /// `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`),
+    /// for MCP clients.
+    pub fn annotations(&self) -> Option<&Map<String, Value>> {
+        self.extra.get("annotations").and_then(Value::as_object)
+    }
+
+    /// The JSON schema of the tool's result (`outputSchema` in `tool-info`),
+    /// for MCP clients: a result that is JSON matching it is also given as
+    /// structured content.
+    pub fn output_schema(&self) -> Option<&Map<String, Value>> {
+        self.extra.get("outputSchema").and_then(Value::as_object)
     }
 
     /// Parses one entry of a `tool-info` array: the OpenAI shape, or the
@@ -161,6 +189,20 @@ mod tests {
         assert_eq!(info.extra.get("strict"), Some(&json!(true)));
         assert_eq!(info.to_openai()["function"]["strict"], true);
         assert_eq!(info.to_openai()["function"]["name"], "a");
+    }
+
+    #[test]
+    fn mcp_keys_are_kept_but_not_sent_to_openai() {
+        let schema = json!({"type":"function","function":{"name":"a","title":"A tool",
+            "annotations":{"readOnlyHint":true},"outputSchema":{"type":"object"}}});
+        let info = ToolInfo::from_schema(&schema).unwrap();
+        assert_eq!(info.title(), Some("A tool"));
+        assert_eq!(info.annotations().unwrap()["readOnlyHint"], true);
+        assert_eq!(info.output_schema().unwrap()["type"], "object");
+        let openai = info.to_openai();
+        for key in MCP_ONLY_KEYS {
+            assert!(openai["function"].get(key).is_none(), "{key}");
+        }
     }
 
     #[test]

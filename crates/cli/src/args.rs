@@ -70,6 +70,23 @@ pub enum Command {
     /// Compile every module of the config into the compile cache ahead of
     /// time (in parallel), and say which were compiled and which were cached.
     Compile,
+    /// Load every module and say which loaded and which did not, and why;
+    /// exit 2 if any did not (for CI and deploy checks).
+    Check,
+    /// Serve the tools over the Model Context Protocol: on stdio (as MCP
+    /// clients launch servers), or with --http ADDR as streamable HTTP at
+    /// /mcp. Reloads when the config or a module changes, and on SIGHUP.
+    Serve {
+        /// Serve streamable HTTP on this address (for example
+        /// 127.0.0.1:8080) instead of stdio.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// A file whose first line is the bearer token HTTP clients must
+        /// send (default: the TOOLHOST_TOKEN variable; required when ADDR is
+        /// not a loopback address).
+        #[arg(long, value_name = "FILE", requires = "http")]
+        token_file: Option<PathBuf>,
+    },
     /// Show a component's tools, WASI imports, size and compile time; with
     /// --config, also what the config grants it and its limits.
     Inspect {
@@ -89,7 +106,7 @@ pub enum Command {
 
 /// Runs the parsed command; `Err` is a usage or config error (exit 2).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let setup = crate::commands::Setup {
+    let setup = crate::setup::Setup {
         config: cli.config.as_deref(),
         activate: &cli.activate,
         deactivate: &cli.deactivate,
@@ -104,6 +121,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Dispatch => crate::commands::dispatch(&setup),
         Command::Compile => crate::commands::compile(&setup),
+        Command::Check => crate::commands::check(&setup),
+        Command::Serve { http, token_file } => {
+            crate::serve::serve(&setup, *http, token_file.as_deref())
+        }
         Command::Inspect { file } => crate::commands::inspect(&setup, file),
         Command::CompileWorker { args } => Ok(toolhost::serve_compile_worker(args.clone())),
     }

@@ -9,92 +9,15 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use toolhost::config::{LoadedConfig, ModuleEntry};
 use toolhost::{
-    ArtifactCache, CompileWorker, Compiled, ModuleSource, Runtime, RuntimeBuilder, Tool,
-    ToolManager, WasmModule, bundled_module, escape_controls, openai,
+    Compiled, ModuleSource, Runtime, Tool, WasmModule, bundled_module, escape_controls, openai,
 };
 
-use crate::args::EXIT_TOOL_ERROR;
+use crate::args::{EXIT_TOOL_ERROR, EXIT_USAGE};
 use crate::describe::{access_json, access_lines, limit_lines};
+use crate::setup::{Setup, runtime_builder, warn_failures};
 
 /// The most bytes `dispatch` reads from stdin.
 const MAX_STDIN_BYTES: u64 = 64 * 1024 * 1024;
-
-/// What every command that serves tools starts from: the config and the
-/// operator's overrides from the command line.
-pub struct Setup<'a> {
-    pub config: Option<&'a Path>,
-    pub activate: &'a [String],
-    pub deactivate: &'a [String],
-    pub compile_cache: bool,
-    pub cache_dir: Option<&'a Path>,
-}
-
-impl Setup<'_> {
-    /// The runtime: with the compile cache unless it is turned off (by
-    /// `--no-cache` or the config's `[cache] enabled = false`) or cannot be
-    /// set up (then every run compiles anew, with a warning). The directory:
-    /// `--cache-dir`, else the config's `[cache] dir`, else the default.
-    fn runtime(&self, loaded: &LoadedConfig) -> anyhow::Result<Runtime> {
-        let enabled =
-            self.compile_cache && (self.cache_dir.is_some() || loaded.config.cache.enabled);
-        if enabled {
-            let dir = self
-                .cache_dir
-                .map(Path::to_path_buf)
-                .or_else(|| loaded.cache_dir())
-                .or_else(ArtifactCache::default_dir);
-            if let Some(dir) = dir {
-                match runtime_builder(loaded)?.cache_dir(dir).build() {
-                    Ok(runtime) => return Ok(runtime),
-                    Err(e) => {
-                        tracing::warn!("compile cache unavailable, compiling every time: {e:#}")
-                    }
-                }
-            }
-        }
-        runtime_builder(loaded)?
-            .build()
-            .context("cannot start the WebAssembly runtime")
-    }
-}
-
-/// A runtime as the command runs it: components compiled by this program
-/// in a child process (`toolhost compile-worker`), where compile limits
-/// hold, and the config's name servers.
-fn runtime_builder(loaded: &LoadedConfig) -> anyhow::Result<RuntimeBuilder> {
-    let program = std::env::current_exe().context("cannot find this program's path")?;
-    let mut builder =
-        Runtime::builder().compile_worker(CompileWorker::new(program, ["compile-worker"]));
-    let servers = loaded
-        .config
-        .resolver
-        .servers()
-        .map_err(anyhow::Error::msg)?;
-    if !servers.is_empty() {
-        builder = builder.name_servers(servers);
-    }
-    Ok(builder)
-}
-
-fn manager(setup: &Setup<'_>) -> anyhow::Result<ToolManager> {
-    Ok(serve(setup)?.0)
-}
-
-/// The config's modules (with their entries) and a manager serving them.
-fn serve(setup: &Setup<'_>) -> anyhow::Result<(ToolManager, Vec<(ModuleEntry, WasmModule)>)> {
-    let loaded = LoadedConfig::discover(setup.config)?;
-    let runtime = setup.runtime(&loaded)?;
-    let modules = loaded.load_modules(&runtime)?;
-    let manager = loaded.manager_for(modules.clone())?;
-    let modules = loaded.module_entries().into_iter().zip(modules).collect();
-    for pattern in setup.activate {
-        manager.activate_tool(pattern).context("--activate")?;
-    }
-    for pattern in setup.deactivate {
-        manager.deactivate_tool(pattern).context("--deactivate")?;
-    }
-    Ok((manager, modules))
-}
 
 fn print(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
@@ -125,7 +48,14 @@ fn exit_for(failed: bool) -> ExitCode {
 }
 
 pub fn list(setup: &Setup<'_>, as_json: bool, verbose: bool) -> anyhow::Result<ExitCode> {
-    let (manager, modules) = serve(setup)?;
+    let served = setup.serve()?;
+    let manager = &served.manager;
+    let modules: Vec<(&ModuleEntry, &WasmModule)> = served
+        .report
+        .modules
+        .iter()
+        .map(|m| (&m.entry, &m.module))
+        .collect();
     if as_json {
         let rows: Vec<Value> = manager
             .registered()
@@ -200,13 +130,13 @@ fn print_section(title: &str, lines: &[String]) -> anyhow::Result<()> {
 }
 
 pub fn schemas(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
-    let manager = manager(setup)?;
+    let manager = setup.serve()?.manager;
     print(&serde_json::to_string_pretty(&manager.tool_infos())?)?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn call(setup: &Setup<'_>, name: &str, arguments: Option<&str>) -> anyhow::Result<ExitCode> {
-    let manager = manager(setup)?;
+    let manager = setup.serve()?.manager;
     let arguments = arguments.map(|a| Value::String(a.to_string()));
     match manager.call_tool(name, arguments.as_ref()) {
         Ok(result) => {
@@ -233,7 +163,7 @@ pub fn dispatch(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
     // call's arguments reach its tool as the text they are.
     let raw: &RawValue = serde_json::from_str(&input)
         .context("stdin is not JSON: give a tool call, an assistant message with tool_calls, or an array of tool calls")?;
-    let manager = manager(setup)?;
+    let manager = setup.serve()?.manager;
     let single = openai::is_one_call(raw);
     let messages = manager
         .call_message_json(raw.get())
@@ -253,7 +183,7 @@ pub fn dispatch(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
 }
 
 pub fn compile(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
-    let loaded = LoadedConfig::discover(setup.config)?;
+    let loaded = setup.config()?;
     let runtime = setup.runtime(&loaded)?;
     let Some(cache) = runtime.cache() else {
         bail!(
@@ -262,7 +192,9 @@ pub fn compile(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
         );
     };
     let started = std::time::Instant::now();
-    let modules = loaded.load_modules(&runtime)?;
+    let report = loaded.load_report(&runtime, &[]);
+    warn_failures(&report);
+    let modules: Vec<&WasmModule> = report.modules.iter().map(|m| &m.module).collect();
     for module in &modules {
         let how = match module.compiled() {
             Compiled::Fresh => "compiled",
@@ -282,6 +214,36 @@ pub fn compile(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
         cache.dir().display()
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Loads every module and says which loaded and which did not, and why;
+/// exit 2 if any did not (for CI and deploy checks).
+pub fn check(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
+    let loaded = setup.config()?;
+    let runtime = setup.runtime(&loaded)?;
+    let mut report = loaded.load_report(&runtime, &[]);
+    let manager = loaded.manager_for_report(&mut report);
+    for module in &report.modules {
+        let tools = module.module.infos().len();
+        print(&format!("ok      {} ({tools} tools)", module.module.name()))?;
+    }
+    for failure in &report.failures {
+        print(&format!(
+            "failed  {}",
+            escape_controls(&failure.to_string())
+        ))?;
+    }
+    print(&format!(
+        "{} of {} modules loaded, {} tools",
+        report.modules.len(),
+        report.modules.len() + report.failures.len(),
+        manager.names().len()
+    ))?;
+    Ok(if report.failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_USAGE)
+    })
 }
 
 pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {

@@ -1,11 +1,14 @@
 //! The `toolhost` command: list, describe and call sandboxed WebAssembly
 //! tools. A thin layer over the `toolhost` library: arguments (`args.rs`),
+//! the config, runtime and modules every command starts from (`setup.rs`),
 //! one function per subcommand (`commands.rs`), and how grants and limits
 //! are shown (`describe.rs`).
 
 mod args;
 mod commands;
 mod describe;
+mod serve;
+mod setup;
 
 use std::process::ExitCode;
 

@@ -110,14 +110,6 @@ fn config_errors_name_the_file_and_key() {
     let err = stderr(&out);
     assert!(err.contains("invalid config toolhost.toml"), "{err}");
     assert!(err.contains("unknown field `fuell`"), "{err}");
-    let dir = with_config("[[modules]]\npath = \"missing.wasm\"\n");
-    let out = toolhost(dir.path(), &["list"], None);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("cannot load module 'missing': cannot read"),
-        "{}",
-        stderr(&out)
-    );
     let out = toolhost(dir.path(), &["--config", "nowhere.toml", "list"], None);
     assert_eq!(out.status.code(), Some(2));
     assert!(
@@ -125,6 +117,39 @@ fn config_errors_name_the_file_and_key() {
         "{}",
         stderr(&out)
     );
+}
+
+/// A module that does not load is reported and left out; the other
+/// commands go on with the rest, and `check` fails (exit 2).
+#[test]
+fn unloadable_modules_are_reported_and_left_out() {
+    let dir =
+        with_config("[[modules]]\npath = \"missing.wasm\"\n\n[[modules]]\nbundled = \"calc\"\n");
+    let out = toolhost(dir.path(), &["list"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot load module 'missing': cannot read"),
+        "{err}"
+    );
+    assert!(err.contains("going on without it"), "{err}");
+    assert!(stdout(&out).contains("calc_evaluate"), "{}", stdout(&out));
+    let out = toolhost(
+        dir.path(),
+        &["call", "calc_evaluate", r#"{"expression": "1+2"}"#],
+        None,
+    );
+    assert_eq!(stdout(&out), "3\n");
+    let out = toolhost(dir.path(), &["check"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("failed  toolhost.toml: cannot load module 'missing'"),
+        "{}",
+        stdout(&out)
+    );
+    let good = with_config("[[modules]]\nbundled = \"calc\"\n");
+    let out = toolhost(good.path(), &["check"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
 #[test]

@@ -39,7 +39,12 @@ fn a_slow_compile_is_stopped_at_its_time_limit_while_others_load() {
         std::thread::spawn(move || WasmModule::from_bytes(&runtime, "slow", &bytes, limits))
     };
     // Meanwhile another module loads, not waiting for the slow one.
-    let calc = WasmModule::from_bytes(&runtime, "calc", bundled_module("calc").unwrap(), Limits::default());
+    let calc = WasmModule::from_bytes(
+        &runtime,
+        "calc",
+        bundled_module("calc").unwrap(),
+        Limits::default(),
+    );
     let calc_took = started.elapsed();
     assert!(calc.is_ok());
     let err = slow.join().unwrap().unwrap_err();
@@ -72,7 +77,7 @@ fn a_costly_compile_is_stopped_at_its_memory_limit_and_the_host_stays_small() {
     )
     .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .arg("list")
+        .arg("check")
         .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -91,12 +96,12 @@ fn a_costly_compile_is_stopped_at_its_memory_limit_and_the_host_stays_small() {
     }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stderr.contains(
+        report.contains(
             "cannot load module 'costly': compiling it needed more memory than its limit of 400 MiB (limits.compile_memory_mib)"
         ),
-        "{stderr}"
+        "{report}"
     );
     // The compiler's gigabytes were the worker's, never the host's.
     assert!(

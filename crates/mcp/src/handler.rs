@@ -1,0 +1,173 @@
+//! [`ToolhostServer`]: the MCP server handler. `tools/list` lists the active
+//! tools; `tools/call` runs one through the same sandboxed path as the
+//! library and the command, and every failure is a result with `isError`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::Value;
+
+use crate::metrics::Outcome;
+use crate::state::Served;
+
+/// How long a client may keep a `tools/list` answer (it is also told of
+/// changes), in milliseconds.
+const LIST_TTL_MS: u64 = 60_000;
+
+/// The MCP server: one per connection (stdio) or session (HTTP), all
+/// sharing one [`Served`].
+#[derive(Clone)]
+pub struct ToolhostServer {
+    served: Arc<Served>,
+}
+
+impl ToolhostServer {
+    pub(crate) fn new(served: Arc<Served>) -> Self {
+        Self { served }
+    }
+
+    /// The answer to a call that could not start: all places taken.
+    fn busy(&self) -> CallToolResult {
+        error_result(format!(
+            "Error: toolhost is busy: {} tool calls are running, the most it runs at once \
+             (serve.max_calls_in_flight); try again shortly.",
+            self.served.settings.max_calls_in_flight
+        ))
+    }
+
+    /// The metrics label of tool `name`: its name if it is one of the
+    /// served tools (so that unknown names cannot grow the metrics).
+    fn label(&self, name: &str) -> String {
+        let tools = self.served.tools();
+        if tools.manager.get(name).is_some() {
+            name.to_string()
+        } else {
+            "(unknown)".to_string()
+        }
+    }
+}
+
+fn error_result(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+impl ServerHandler for ToolhostServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Tools from WebAssembly modules, each call run in a fresh sandbox under \
+                 fuel, time and memory limits. A failed call is a result with isError and \
+                 an `Error: ...` text.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                ErrorData::invalid_params(
+                    format!("the cursor '{cursor}' is not one this server gave"),
+                    None,
+                )
+            })?,
+        };
+        let tools = self.served.tools();
+        let size = usize::try_from(self.served.settings.page_size).unwrap_or(usize::MAX);
+        let (page, next) = tools.catalog.page(start, size);
+        let mut result = ListToolsResult::with_all_items(page)
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public);
+        result.next_cursor = next.map(|n| n.to_string());
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let label = self.label(&name);
+        let Some(_place) = self.served.start_call() else {
+            self.served.metrics.call(&label, Outcome::Busy);
+            return Ok(self.busy().into());
+        };
+        let metrics = &self.served.metrics;
+        metrics.in_flight.inc();
+        let started = Instant::now();
+        let tools = self.served.tools();
+        let arguments = request.arguments.map(Value::Object);
+        let call = tools.manager.call_tool_async(&name, arguments.as_ref());
+        let answer = tokio::select! {
+            answer = call => Some(answer),
+            () = context.ct.cancelled() => None,
+        };
+        metrics.in_flight.dec();
+        metrics.latency.observe(started.elapsed().as_secs_f64());
+        let result = match answer {
+            None => {
+                metrics.call(&label, Outcome::Cancelled);
+                error_result("Error: the call was cancelled.".to_string())
+            }
+            Some(Ok(text)) => {
+                metrics.call(&label, Outcome::Ok);
+                let structured = tools.catalog.structured(&name, &text);
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                result.structured_content = structured;
+                result
+            }
+            Some(Err(error)) => {
+                metrics.call(&label, Outcome::Error);
+                error_result(error.to_string())
+            }
+        };
+        Ok(result.into())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.served.watch_changes();
+        changes.mark_unchanged();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    context
+                        .sink()
+                        .notify_tool_list_changed()
+                        .await
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                }
+            }
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.served.add_session(context.peer);
+    }
+}

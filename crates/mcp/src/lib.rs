@@ -1,0 +1,123 @@
+//! toolhost's tool modules as a Model Context Protocol server, built on the
+//! `toolhost` library and the official Rust SDK, `rmcp`.
+//!
+//! - Transports: stdio ([`serve_stdio`]) and streamable HTTP at `/mcp`
+//!   ([`serve_http`]), protocol versions 2026-07-28 (stateless) and
+//!   2025-11-25 (initialize and sessions), negotiated by `rmcp`.
+//! - `tools/list` gives the active tools in the config's order, in pages;
+//!   `tools/call` runs a tool in a fresh sandbox, concurrently, at most
+//!   `[serve] max_calls_in_flight` at once; every failure is a result with
+//!   `isError` and the library's `Error: ...` text. A cancelled request (or
+//!   a closed HTTP response) stops its call.
+//! - Modules that fail to load are reported and left out; the config and
+//!   module files are watched (and SIGHUP reloads), and a new set is swapped
+//!   in whole, with `list_changed` sent to clients.
+//!
+//! The layout: the tools as MCP lists them (`catalog.rs`), the shared state
+//! and its swap (`state.rs`), the handler (`handler.rs`), loading and
+//! reloading (`reload.rs`), HTTP (`http.rs`), metrics (`metrics.rs`).
+
+#![warn(missing_docs)]
+
+mod catalog;
+mod handler;
+mod http;
+mod metrics;
+mod reload;
+mod state;
+
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
+
+pub use handler::ToolhostServer;
+pub use http::HttpOptions;
+pub use reload::{Overrides, Source};
+
+use reload::log_failures;
+use state::Served;
+
+/// Loads the modules of `source` (going on past those that fail, which are
+/// logged) and the server's state, with the config's `[serve]` settings.
+fn start(source: &Source) -> anyhow::Result<(Arc<Served>, toolhost::config::LoadedConfig)> {
+    let load = source.load(&[])?;
+    log_failures(&load.failures);
+    let settings = load.config.config.serve.clone();
+    tracing::info!(
+        modules = load.tools.modules.len(),
+        tools = load.tools.catalog.len(),
+        "loaded"
+    );
+    Ok((Served::new(load.tools, settings), load.config))
+}
+
+/// Serves the tools of `source` over stdio (stdout carries the protocol;
+/// logs go to stderr) until the client closes stdin, or SIGTERM (calls in
+/// flight may finish, up to `[serve] drain_timeout_ms`).
+pub async fn serve_stdio(source: Source) -> anyhow::Result<()> {
+    let (served, config) = start(&source)?;
+    let stop = CancellationToken::new();
+    tokio::spawn(reload::watch(
+        Arc::clone(&served),
+        Arc::new(source),
+        config,
+        stop.clone(),
+    ));
+    let server = ToolhostServer::new(Arc::clone(&served));
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot start the MCP session on stdio: {e}"))?;
+    let result = tokio::select! {
+        ended = running.waiting() => ended.map(|_| ()).map_err(anyhow::Error::from),
+        () = terminated() => {
+            http::drain(&served).await;
+            Ok(())
+        }
+    };
+    stop.cancel();
+    result
+}
+
+/// Serves the tools of `source` over streamable HTTP until SIGTERM (or
+/// SIGINT), then drains the calls in flight.
+pub async fn serve_http(source: Source, options: HttpOptions) -> anyhow::Result<()> {
+    let (served, config) = start(&source)?;
+    let stop = CancellationToken::new();
+    tokio::spawn(reload::watch(
+        Arc::clone(&served),
+        Arc::new(source),
+        config,
+        stop.clone(),
+    ));
+    let stopping = stop.clone();
+    tokio::spawn(async move {
+        terminated().await;
+        stopping.cancel();
+    });
+    http::serve(served, options, stop).await
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            std::future::pending::<()>().await;
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,210 @@
+//! Loading the config's modules, and loading them again when the config or
+//! a module file changes (or on SIGHUP): the new set is swapped in whole,
+//! unchanged modules are reused, and a config that does not parse leaves
+//! the old set serving.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use toolhost::config::{ConfigError, LoadedConfig, LoadedModule};
+use toolhost::{Runtime, ToolManager};
+
+use crate::metrics::ReloadResult;
+use crate::state::{Served, ToolSet};
+
+/// How long to wait after a change for others that come with it (an
+/// editor saving a file in several steps) before reloading.
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// What the operator's command line adds to a manager after each load
+/// (`--activate`, `--deactivate`).
+pub type Overrides = Box<dyn Fn(&ToolManager) -> anyhow::Result<()> + Send + Sync>;
+
+/// Where the served modules come from: the config (a file, or the bundled
+/// modules when there is none), the runtime they are loaded with, and the
+/// operator's overrides.
+pub struct Source {
+    config: Option<PathBuf>,
+    runtime: Runtime,
+    overrides: Overrides,
+}
+
+/// A load: the tools to serve, why some modules did not load, and the
+/// config it came from.
+pub(crate) struct Load {
+    pub tools: ToolSet,
+    pub failures: Vec<ConfigError>,
+    pub config: LoadedConfig,
+}
+
+impl Source {
+    /// Modules from the config at `config` (else `./toolhost.toml`, else the
+    /// bundled ones), loaded with `runtime`, then `overrides` applied.
+    pub fn new(config: Option<PathBuf>, runtime: Runtime, overrides: Overrides) -> Self {
+        Self {
+            config,
+            runtime,
+            overrides,
+        }
+    }
+
+    /// Loads every module that loads, reusing those of `previous` that did
+    /// not change; an error only if the config itself cannot be read.
+    pub(crate) fn load(&self, previous: &[LoadedModule]) -> anyhow::Result<Load> {
+        let config = LoadedConfig::discover(self.config.as_deref())?;
+        let mut report = config.load_report(&self.runtime, previous);
+        let manager = config.manager_for_report(&mut report);
+        (self.overrides)(&manager)?;
+        Ok(Load {
+            tools: ToolSet::new(manager, report.modules),
+            failures: report.failures,
+            config,
+        })
+    }
+
+    /// The files whose change means a reload: the config, and every
+    /// module's component.
+    fn watched(&self, config: &LoadedConfig) -> HashSet<PathBuf> {
+        let mut files: HashSet<PathBuf> = config.path.iter().map(|p| absolute(p)).collect();
+        let base = config.base_dir();
+        for entry in config.module_entries() {
+            if let Some(path) = &entry.path {
+                files.insert(absolute(&base.join(path)));
+            }
+        }
+        files
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Logs each module that did not load: the server goes on without it.
+pub(crate) fn log_failures(failures: &[ConfigError]) {
+    for failure in failures {
+        tracing::warn!(
+            "{} (serving the other modules)",
+            toolhost::escape_controls(&failure.to_string())
+        );
+    }
+}
+
+/// Reloads when the config or a module file changes, or on SIGHUP, until
+/// `stop` is cancelled.
+pub(crate) async fn watch(
+    served: Arc<Served>,
+    source: Arc<Source>,
+    first: LoadedConfig,
+    stop: CancellationToken,
+) {
+    let (tx, mut rx) = mpsc::channel::<()>(16);
+    let mut watched = source.watched(&first);
+    // Kept alive while the loop runs; replaced when the files change.
+    let mut _watcher = start_watcher(&watched, tx.clone());
+    spawn_sighup(tx.clone(), stop.clone());
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            event = rx.recv() => if event.is_none() { return },
+        }
+        tokio::time::sleep(SETTLE).await;
+        while rx.try_recv().is_ok() {}
+        if let Some(config) = reload(&served, &source).await {
+            let now = source.watched(&config);
+            if now != watched {
+                watched = now;
+                _watcher = start_watcher(&watched, tx.clone());
+            }
+        }
+    }
+}
+
+/// Loads the modules again and serves them; the config loaded, or `None`
+/// if it could not be read (the old set still serving).
+async fn reload(served: &Arc<Served>, source: &Arc<Source>) -> Option<LoadedConfig> {
+    let previous = served.tools().modules.clone();
+    let loading = Arc::clone(source);
+    let loaded = tokio::task::spawn_blocking(move || loading.load(&previous)).await;
+    match loaded {
+        Ok(Ok(load)) => {
+            log_failures(&load.failures);
+            let modules = load.tools.modules.len();
+            served.replace(load.tools).await;
+            served.metrics.reload(ReloadResult::Applied);
+            tracing::info!(modules, "reloaded the config");
+            Some(load.config)
+        }
+        Ok(Err(e)) => {
+            served.metrics.reload(ReloadResult::Failed);
+            tracing::error!(
+                "the config did not load, so the tools loaded before are still served: {}",
+                toolhost::escape_controls(&format!("{e:#}"))
+            );
+            None
+        }
+        Err(e) => {
+            served.metrics.reload(ReloadResult::Failed);
+            tracing::error!("reloading failed: {e}");
+            None
+        }
+    }
+}
+
+/// Watches the directories of `files` (editors often replace a file
+/// rather than write it, which a watch of the file itself would miss) and
+/// sends a signal when one of `files` changes.
+fn start_watcher(files: &HashSet<PathBuf>, tx: mpsc::Sender<()>) -> Option<RecommendedWatcher> {
+    let wanted = files.clone();
+    let handler = move |event: notify::Result<notify::Event>| {
+        if let Ok(event) = event
+            && !event.kind.is_access()
+            && event.paths.iter().any(|p| wanted.contains(&absolute(p)))
+        {
+            let _ = tx.try_send(());
+        }
+    };
+    let mut watcher = match notify::recommended_watcher(handler) {
+        Ok(watcher) => watcher,
+        Err(e) => {
+            tracing::warn!("cannot watch the config for changes (SIGHUP still reloads): {e}");
+            return None;
+        }
+    };
+    let dirs: HashSet<&Path> = files.iter().filter_map(|f| f.parent()).collect();
+    for dir in dirs {
+        if let Err(e) = watcher.watch(dir, RecursiveMode::NonRecursive) {
+            tracing::warn!(dir = %dir.display(), "cannot watch for changes: {e}");
+        }
+    }
+    Some(watcher)
+}
+
+/// Sends a signal on every SIGHUP.
+fn spawn_sighup(tx: mpsc::Sender<()>, stop: CancellationToken) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+            tracing::warn!("cannot listen for SIGHUP");
+            return;
+        };
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                got = hangups.recv() => {
+                    if got.is_none() {
+                        return;
+                    }
+                    tracing::info!("SIGHUP: reloading the config");
+                    let _ = tx.send(()).await;
+                }
+            }
+        }
+    });
+}

@@ -1,0 +1,121 @@
+//! [`Served`]: what every connection of the server shares: the tool set in
+//! force (swapped whole on reload), the bound on calls in flight, the
+//! metrics, and who to tell when the tool list changes.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use arc_swap::ArcSwap;
+use rmcp::service::{Peer, RoleServer};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use toolhost::ToolManager;
+use toolhost::config::{LoadedModule, ServeConfig};
+
+use crate::catalog::Catalog;
+use crate::metrics::Metrics;
+
+/// One set of loaded modules, served as a whole.
+pub(crate) struct ToolSet {
+    pub manager: ToolManager,
+    pub catalog: Catalog,
+    pub modules: Vec<LoadedModule>,
+}
+
+impl ToolSet {
+    pub(crate) fn new(manager: ToolManager, modules: Vec<LoadedModule>) -> Self {
+        let catalog = Catalog::of(&manager);
+        Self {
+            manager,
+            catalog,
+            modules,
+        }
+    }
+}
+
+/// The state the server's connections share.
+pub(crate) struct Served {
+    current: ArcSwap<ToolSet>,
+    /// The number of times the tool list changed; `subscriptions/listen`
+    /// streams wait on it.
+    changes: watch::Sender<u64>,
+    calls: Arc<Semaphore>,
+    pub settings: ServeConfig,
+    pub metrics: Metrics,
+    /// Clients of sessions (protocol versions before 2026-07-28), told of
+    /// changes with `notifications/tools/list_changed`.
+    sessions: Mutex<Vec<Peer<RoleServer>>>,
+}
+
+impl Served {
+    pub(crate) fn new(tools: ToolSet, settings: ServeConfig) -> Arc<Self> {
+        let metrics = Metrics::new();
+        metrics.modules.set(tools.modules.len() as i64);
+        let calls = usize::try_from(settings.max_calls_in_flight).unwrap_or(usize::MAX);
+        Arc::new(Self {
+            current: ArcSwap::from_pointee(tools),
+            changes: watch::channel(0).0,
+            calls: Arc::new(Semaphore::new(calls.min(Semaphore::MAX_PERMITS))),
+            settings,
+            metrics,
+            sessions: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The tool set in force. Calls hold on to the set they started with.
+    pub(crate) fn tools(&self) -> Arc<ToolSet> {
+        self.current.load_full()
+    }
+
+    /// Serves `tools` from now on; tells clients if the tool list changed.
+    pub(crate) async fn replace(&self, tools: ToolSet) {
+        self.metrics.modules.set(tools.modules.len() as i64);
+        let changed = !self.current.load().catalog.same_tools(&tools.catalog);
+        self.current.store(Arc::new(tools));
+        if changed {
+            self.changes.send_modify(|n| *n += 1);
+            self.notify_sessions().await;
+        }
+    }
+
+    /// A place among the calls in flight, or `None` when all are taken.
+    pub(crate) fn start_call(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.calls).try_acquire_owned().ok()
+    }
+
+    /// Waits until no call is in flight, and lets no new one start.
+    pub(crate) async fn drain(&self) {
+        let all = u32::try_from(self.settings.max_calls_in_flight).unwrap_or(u32::MAX);
+        if let Ok(permits) = self.calls.acquire_many(all).await {
+            permits.forget();
+        }
+    }
+
+    /// A receiver that sees every change of the tool list.
+    pub(crate) fn watch_changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Remembers a session's client, to tell it of changes.
+    pub(crate) fn add_session(&self, peer: Peer<RoleServer>) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(peer);
+    }
+
+    /// Tells every session's client that the tool list changed; forgets
+    /// the clients that are gone.
+    async fn notify_sessions(&self) {
+        let peers =
+            std::mem::take(&mut *self.sessions.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut alive = Vec::with_capacity(peers.len());
+        for peer in peers {
+            if peer.notify_tool_list_changed().await.is_ok() {
+                alive.push(peer);
+            }
+        }
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(alive);
+    }
+}

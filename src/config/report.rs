@@ -1,0 +1,125 @@
+//! Loading every module of a config, going on past the ones that fail, and
+//! reusing modules of an earlier load that did not change (for a server
+//! that reloads its config).
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::module::{LoadError, LoadErrorKind, WasmModule};
+use crate::parallel::run_parallel;
+use crate::policy::Limits;
+use crate::registry::ToolManager;
+use crate::sandbox::Runtime;
+
+use super::error::ConfigError;
+use super::format::ModuleEntry;
+use super::load::LoadedConfig;
+
+/// What loading a config's modules gave: the modules that loaded, in config
+/// order, and why the others did not.
+#[derive(Debug, Default)]
+pub struct LoadReport {
+    /// The modules that loaded.
+    pub modules: Vec<LoadedModule>,
+    /// Why each of the others did not (a load error, or tools whose names
+    /// another module already registered).
+    pub failures: Vec<ConfigError>,
+}
+
+/// One module of a config, loaded.
+#[derive(Debug, Clone)]
+pub struct LoadedModule {
+    /// Its entry in the config.
+    pub entry: ModuleEntry,
+    /// The module.
+    pub module: WasmModule,
+    /// What it was loaded from: an unchanged key means nothing that loading
+    /// depends on changed.
+    key: ModuleKey,
+}
+
+/// What a loaded module depends on: its name, its limits and the
+/// component's bytes (by SHA-256). Grants are resolved anew each time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ModuleKey {
+    name: String,
+    limits: Limits,
+    component: [u8; 32],
+}
+
+impl LoadedConfig {
+    /// Loads every module, in parallel, going on past the ones that fail.
+    ///
+    /// A module of `previous` whose name, limits and component bytes are
+    /// unchanged is reused, not compiled again (its grants are resolved
+    /// anew).
+    pub fn load_report(&self, runtime: &Runtime, previous: &[LoadedModule]) -> LoadReport {
+        let base = self.base_dir();
+        let workers = std::thread::available_parallelism().map_or(1, usize::from);
+        let entries = self.module_entries();
+        let results = run_parallel(&entries, workers, |entry| {
+            load_reusing(entry, runtime, base, self.config.limits, previous)
+        });
+        let mut report = LoadReport::default();
+        for (entry, result) in entries.into_iter().zip(results) {
+            match result {
+                Ok((module, key)) => report.modules.push(LoadedModule { entry, module, key }),
+                Err(error) => report.failures.push(ConfigError::Load {
+                    path: self.label(),
+                    error,
+                }),
+            }
+        }
+        report
+    }
+
+    /// A manager with the report's modules and the config's controller; a
+    /// module whose tool names another module already registered is left
+    /// out, and its conflict added to the report's failures.
+    pub fn manager_for_report(&self, report: &mut LoadReport) -> ToolManager {
+        let mut manager = self.empty_manager(report.modules.iter().map(|m| &m.module));
+        let mut kept = Vec::with_capacity(report.modules.len());
+        for loaded in report.modules.drain(..) {
+            match manager.register(loaded.module.clone()) {
+                Ok(()) => kept.push(loaded),
+                Err(error) => report.failures.push(ConfigError::Register {
+                    path: self.label(),
+                    error,
+                }),
+            }
+        }
+        report.modules = kept;
+        manager
+    }
+}
+
+/// Loads `entry` (relative paths from `base`, limits over `defaults`),
+/// reusing the module of `previous` with the same key.
+pub(super) fn load_reusing(
+    entry: &ModuleEntry,
+    runtime: &Runtime,
+    base: &Path,
+    defaults: Limits,
+    previous: &[LoadedModule],
+) -> Result<(WasmModule, ModuleKey), LoadError> {
+    let limits = entry.limits.apply(defaults);
+    let invalid_name = |e| LoadError::new("?", LoadErrorKind::InvalidName, e);
+    let name = entry.module_name().map_err(invalid_name)?;
+    let source = entry.source(base).map_err(invalid_name)?;
+    let access = entry
+        .grants
+        .resolve(base)
+        .map_err(|e| LoadError::new(&name, LoadErrorKind::InvalidGrants, e))?;
+    let bytes = source.read(&name, &limits)?;
+    let key = ModuleKey {
+        name: name.clone(),
+        limits,
+        component: Sha256::digest(&bytes).into(),
+    };
+    let module = match previous.iter().find(|p| p.key == key) {
+        Some(unchanged) => unchanged.module.clone(),
+        None => WasmModule::from_bytes(runtime, &name, &bytes, limits)?,
+    };
+    Ok((module.with_access(access), key))
+}
