@@ -54,7 +54,7 @@ fn build_python(repo: &Repo, venv: &Path, out: &Path) -> Result<()> {
 
 /// ComponentizeJS, without the wasi:http features toolhost does not provide.
 fn build_js(repo: &Repo, toolchain: &Path, out: &Path) -> Result<()> {
-    crate::toolchain::check_node()?;
+    crate::toolchain::check_node("JavaScript toolchain", "cargo xtask toolchains js")?;
     let cli = toolchain.join("node_modules/@bytecodealliance/componentize-js/src/cli.js");
     let mut command = Command::new("node");
     command
@@ -70,7 +70,9 @@ fn build_js(repo: &Repo, toolchain: &Path, out: &Path) -> Result<()> {
             "fetch-event",
             "--out",
         ])
-        .arg(out);
+        .arg(out)
+        // It resolves the module's relative imports against this folder.
+        .current_dir(repo.root());
     run(&mut command).context("ComponentizeJS failed to build the JavaScript example")?;
     Ok(())
 }
@@ -119,7 +121,7 @@ pub fn test_sdk(repo: &Repo, language: Language) -> Result<String> {
             .arg(tests.join("test_toolbox.py"))
             .env("PYTHONDONTWRITEBYTECODE", "1")),
         Language::JavaScript => {
-            crate::toolchain::check_node()?;
+            crate::toolchain::check_node("JavaScript toolchain", "cargo xtask toolchains js")?;
             run(Command::new("node").arg("--test").arg(&tests))
         }
         Language::C => {

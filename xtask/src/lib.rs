@@ -21,6 +21,7 @@
 mod componentize;
 mod example;
 mod language;
+mod mcp_client;
 mod process;
 mod repo;
 mod toolchain;
@@ -28,5 +29,7 @@ mod toolchain;
 pub use componentize::componentize;
 pub use example::{build_example, regenerate_c_bindings, test_sdk};
 pub use language::Language;
+pub use mcp_client::{McpClient, install_mcp_client};
+pub use process::venv_bin;
 pub use repo::Repo;
 pub use toolchain::install_toolchain;

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use xtask::{
-    Language, Repo, build_example, componentize, install_toolchain, regenerate_c_bindings, test_sdk,
+    Language, McpClient, Repo, build_example, componentize, install_mcp_client, install_toolchain,
+    regenerate_c_bindings, test_sdk,
 };
 
 #[derive(Parser)]
@@ -31,6 +32,10 @@ enum Task {
     /// Installs the pinned toolchains into .toolchains/ (all languages
     /// unless some are named).
     Toolchains { languages: Vec<Language> },
+    /// Installs the pinned MCP client SDKs that the tests of `toolhost
+    /// serve` drive into .toolchains/mcp-<client>/ (all unless some are
+    /// named).
+    McpClients { clients: Vec<McpClient> },
     /// Builds the example tools into target/example-tools/ (installing
     /// toolchains as needed); `example-tools/toolhost.toml` loads them.
     BuildExamples { languages: Vec<Language> },
@@ -61,6 +66,18 @@ fn main() -> ExitCode {
             println!("{language}: {}", dir.display());
             Ok(())
         }),
+        Task::McpClients { clients } => {
+            let all = if clients.is_empty() {
+                &McpClient::ALL[..]
+            } else {
+                &clients[..]
+            };
+            all.iter().try_for_each(|&client| {
+                let dir = install_mcp_client(&repo, client)?;
+                println!("{client} MCP client: {}", dir.display());
+                Ok(())
+            })
+        }
         Task::BuildExamples { languages } => each(&languages, |language| {
             let component = build_example(&repo, language)?;
             println!("{language}: {}", component.display());

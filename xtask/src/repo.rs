@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::Language;
+use crate::{Language, McpClient};
 
 /// The repository being built: every path the build reads or writes.
 #[derive(Clone, Debug)]
@@ -63,6 +63,19 @@ impl Repo {
     /// wit-bindgen-cli.
     pub fn wit_bindgen_dir(&self) -> PathBuf {
         self.toolchains.join("wit-bindgen")
+    }
+
+    /// `crates/cli/tests/mcp/<client>/`: the client's pins and the script
+    /// the tests run with it.
+    pub fn mcp_client_dir(&self, client: McpClient) -> PathBuf {
+        self.root
+            .join("crates/cli/tests/mcp")
+            .join(client.dir_name())
+    }
+
+    /// `.toolchains/mcp-<client>/`, where the client's SDK is installed.
+    pub fn mcp_client_install_dir(&self, client: McpClient) -> PathBuf {
+        self.toolchains.join(format!("mcp-{}", client.dir_name()))
     }
 
     /// `target/example-tools/`, where the built components go (the path

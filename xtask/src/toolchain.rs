@@ -21,20 +21,48 @@ const RECORD: &str = "installed.lock";
 pub fn install_toolchain(repo: &Repo, language: Language) -> Result<PathBuf> {
     let dir = repo.toolchain_dir(language);
     let lockfile = lockfile(repo, language);
-    let pinned = fs::read(&lockfile)
+    let label = format!("{language} toolchain");
+    let retry = format!("cargo xtask toolchains {}", language.dir_name());
+    let pins = match language {
+        Language::Python | Language::C => Pins::Pip,
+        Language::JavaScript => Pins::Npm(repo.sdk_dir(language)),
+    };
+    install_pinned(&dir, &lockfile, &pins, &label, &retry)?;
+    Ok(dir)
+}
+
+/// How a lockfile is installed.
+pub(crate) enum Pins {
+    /// A hash-pinned `requirements.txt`, into a virtual environment.
+    Pip,
+    /// `npm ci` of the `package.json` and `package-lock.json` in this folder.
+    Npm(PathBuf),
+}
+
+/// Installs `lockfile` into `dir` as `pins` says, unless the same lockfile
+/// is already installed there. `label` names it in messages; `retry` is
+/// the command that installs it by hand.
+pub(crate) fn install_pinned(
+    dir: &Path,
+    lockfile: &Path,
+    pins: &Pins,
+    label: &str,
+    retry: &str,
+) -> Result<()> {
+    let pinned = fs::read(lockfile)
         .with_context(|| format!("cannot read the lockfile {}", lockfile.display()))?;
     if fs::read(dir.join(RECORD)).ok().as_deref() == Some(pinned.as_slice()) {
-        return Ok(dir);
+        return Ok(());
     }
-    eprintln!("installing the {language} toolchain into {}", dir.display());
-    fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    match language {
-        Language::Python | Language::C => install_with_pip(&dir, &lockfile, language)?,
-        Language::JavaScript => install_with_npm(repo, &dir)?,
+    eprintln!("installing the {label} into {}", dir.display());
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    match pins {
+        Pins::Pip => install_with_pip(dir, lockfile, label, retry)?,
+        Pins::Npm(source) => install_with_npm(source, dir, label, retry)?,
     }
     fs::write(dir.join(RECORD), &pinned)
         .with_context(|| format!("cannot record the install in {}", dir.display()))?;
-    Ok(dir)
+    Ok(())
 }
 
 /// The file that pins `language`'s toolchain.
@@ -47,20 +75,20 @@ fn lockfile(repo: &Repo, language: Language) -> PathBuf {
 }
 
 /// A virtual environment in `venv` with the hash-pinned `requirements`.
-fn install_with_pip(venv: &Path, requirements: &Path, language: Language) -> Result<()> {
-    let python = find_python(language)?;
+fn install_with_pip(venv: &Path, requirements: &Path, label: &str, retry: &str) -> Result<()> {
+    let python = find_python(label, retry)?;
     run(Command::new(&python).arg("-m").arg("venv").arg(venv)).context(
         "cannot create a Python virtual environment (Debian/Ubuntu: apt install python3-venv)",
     )?;
     run(Command::new(venv_bin(venv, "python"))
         .args(["-m", "pip", "install", "--quiet", "--require-hashes", "-r"])
         .arg(requirements))
-    .with_context(|| format!("cannot install the {language} toolchain with pip"))?;
+    .with_context(|| format!("cannot install the {label} with pip"))?;
     Ok(())
 }
 
 /// A Python 3.9 or newer to make virtual environments with.
-fn find_python(language: Language) -> Result<String> {
+fn find_python(label: &str, retry: &str) -> Result<String> {
     let candidates = if cfg!(windows) {
         ["python", "python3"]
     } else {
@@ -73,26 +101,25 @@ fn find_python(language: Language) -> Result<String> {
         }
     }
     bail!(
-        "the {language} toolchain is installed with pip and needs Python 3.9 or newer with venv, \
+        "the {label} is installed with pip and needs Python 3.9 or newer with venv, \
          and none was found on PATH (tried python3, python). Install it \
          (Debian/Ubuntu: `sudo apt install python3 python3-venv`; macOS: `brew install python`; \
-         Windows: https://www.python.org/downloads/), then run `cargo xtask toolchains {}`",
-        language.dir_name()
+         Windows: https://www.python.org/downloads/), then run `{retry}`"
     )
 }
 
-/// `npm ci` of the pinned `package-lock.json` in `dir`.
-fn install_with_npm(repo: &Repo, dir: &Path) -> Result<()> {
-    check_node()?;
-    let sdk = repo.sdk_dir(Language::JavaScript);
+/// `npm ci` in `dir` of the pinned `package.json` and `package-lock.json`
+/// found in `source`.
+fn install_with_npm(source: &Path, dir: &Path, label: &str, retry: &str) -> Result<()> {
+    check_node(label, retry)?;
     for file in ["package.json", "package-lock.json"] {
-        fs::copy(sdk.join(file), dir.join(file))
+        fs::copy(source.join(file), dir.join(file))
             .with_context(|| format!("cannot copy {file} into {}", dir.display()))?;
     }
     run(Command::new(npm())
         .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
         .current_dir(dir))
-    .context("cannot install the JavaScript toolchain with npm")?;
+    .with_context(|| format!("cannot install the {label} with npm"))?;
     Ok(())
 }
 
@@ -101,13 +128,16 @@ fn npm() -> &'static str {
     if cfg!(windows) { "npm.cmd" } else { "npm" }
 }
 
-/// Node.js 18 or newer and npm, or an error that says how to get them.
-pub fn check_node() -> Result<()> {
-    let how = "Install Node.js 18 or newer with npm (https://nodejs.org/en/download; \
-               Debian/Ubuntu: `sudo apt install nodejs npm`; macOS: `brew install node`), \
-               then run `cargo xtask toolchains js`";
+/// Node.js 18 or newer and npm, or an error that says how to get them
+/// (for the `label`, which `retry` installs by hand).
+pub fn check_node(label: &str, retry: &str) -> Result<()> {
+    let how = format!(
+        "Install Node.js 18 or newer with npm (https://nodejs.org/en/download; \
+         Debian/Ubuntu: `sudo apt install nodejs npm`; macOS: `brew install node`), \
+         then run `{retry}`"
+    );
     let Some(version) = version_of("node", &["--version"]) else {
-        bail!("the JavaScript toolchain needs Node.js, and `node` was not found on PATH. {how}");
+        bail!("the {label} needs Node.js, and `node` was not found on PATH. {how}");
     };
     let major: Option<u32> = version
         .trim_start_matches('v')
@@ -115,12 +145,10 @@ pub fn check_node() -> Result<()> {
         .next()
         .and_then(|m| m.parse().ok());
     if major.is_none_or(|m| m < 18) {
-        bail!("the JavaScript toolchain needs Node.js 18 or newer, and this is {version}. {how}");
+        bail!("the {label} needs Node.js 18 or newer, and this is {version}. {how}");
     }
     if version_of(npm(), &["--version"]).is_none() {
-        bail!(
-            "the JavaScript toolchain is installed with npm, and `npm` was not found on PATH. {how}"
-        );
+        bail!("the {label} is installed with npm, and `npm` was not found on PATH. {how}");
     }
     Ok(())
 }

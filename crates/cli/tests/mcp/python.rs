@@ -1,0 +1,132 @@
+//! The official Python SDK over stdio and streamable HTTP, at 2025-11-25
+//! (initialize and session) and 2026-07-28 (stateless): list, every example
+//! tool, every kind of error as `isError`, 50 concurrent calls, a cancelled
+//! spin, `list_changed` after a config edit, a broken module beside working
+//! ones, 403 for a foreign Origin and 401 without the token.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{Value, json};
+use xtask::{McpClient, Repo, install_mcp_client, venv_bin};
+
+use crate::fixture::{Fixture, concurrent_calls, error_calls, write_plan};
+use crate::server::HttpServer;
+
+/// The modes the client connects in: `legacy` negotiates 2025-11-25.
+const MODES: [&str; 2] = ["legacy", "2026-07-28"];
+
+/// Runs the Python client on `plan`; panics with its output if a check
+/// failed.
+fn run_client(plan: &Value, dir: &std::path::Path) {
+    let repo = Repo::at(toolhost_testkit::workspace_root());
+    let venv = install_mcp_client(&repo, McpClient::Python)
+        .unwrap_or_else(|e| panic!("cannot install the Python MCP client: {e:#}"));
+    let script: PathBuf = repo.mcp_client_dir(McpClient::Python).join("client.py");
+    let plan_path = write_plan(dir, "plan.json", plan);
+    let out = Command::new(venv_bin(&venv, "python"))
+        .arg(script)
+        .arg(plan_path)
+        .output()
+        .expect("the Python client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("all checks passed"),
+        "the Python client failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}
+
+/// The checks both transports make.
+fn checks(fixture: &Fixture, server_pid: Option<u32>) -> Vec<Value> {
+    let names = fixture.active_names();
+    assert!(names.iter().any(|n| n == "calc_evaluate"), "{names:?}");
+    let after_edit: Vec<&String> = names.iter().filter(|n| !n.starts_with("h_")).collect();
+    let edited = fixture
+        .config("")
+        .replace(r#"pattern = "h_env""#, r#"pattern = "h_*""#);
+    let mut cancel = json!({
+        "kind": "cancel",
+        "tool": "s_spin",
+        "after_ms": 500,
+        "then": {"tool": "h_add", "arguments": {"a": 1, "b": 2}, "text": "3"},
+    });
+    if let Some(pid) = server_pid {
+        cancel["pid"] = json!(pid);
+    }
+    vec![
+        json!({"kind": "list", "names": names, "absent": ["h_env", "broken"]}),
+        json!({"kind": "calls", "calls": fixture.example_calls()}),
+        json!({"kind": "calls", "calls": error_calls()}),
+        json!({"kind": "concurrent", "calls": concurrent_calls()}),
+        cancel,
+        json!({
+            "kind": "list_changed",
+            "config": fixture.config_path(),
+            "text": edited,
+            "names": after_edit,
+        }),
+    ]
+}
+
+#[test]
+fn python_sdk_over_stdio_at_both_versions() {
+    for mode in MODES {
+        let fixture = Fixture::new();
+        let command = [
+            env!("CARGO_BIN_EXE_toolhost").to_string(),
+            "--config".to_string(),
+            fixture.config_path().display().to_string(),
+            "serve".to_string(),
+        ];
+        let plan = json!({
+            "transport": "stdio",
+            "mode": mode,
+            "command": command,
+            "checks": checks(&fixture, None),
+        });
+        run_client(&plan, fixture.dir.path());
+    }
+}
+
+#[test]
+fn python_sdk_over_http_at_both_versions() {
+    for mode in MODES {
+        let fixture = Fixture::new();
+        let token = "test-token-5d1c";
+        let token_file = fixture.dir.path().join("token");
+        std::fs::write(&token_file, format!("{token}\n")).expect("token written");
+        let server = HttpServer::start(
+            fixture.toolhost(),
+            &["--token-file", token_file.to_str().expect("utf-8 path")],
+        );
+        let mut all = vec![
+            json!({"kind": "refused", "status": 403, "headers": {
+                "Authorization": format!("Bearer {token}"),
+                "Origin": "http://attacker.example",
+            }}),
+            json!({"kind": "refused", "status": 401, "headers": {}}),
+            json!({"kind": "refused", "status": 401, "headers": {"Authorization": "Bearer wrong"}}),
+        ];
+        all.extend(checks(&fixture, Some(server.pid())));
+        let plan = json!({
+            "transport": "http",
+            "mode": mode,
+            "url": server.url,
+            "token": token,
+            "checks": all,
+        });
+        run_client(&plan, fixture.dir.path());
+        let log: Vec<String> = server.log.try_iter().collect();
+        assert!(
+            log.iter()
+                .any(|l| l.contains("cannot load module 'broken'")),
+            "{log:#?}"
+        );
+        assert!(
+            !log.iter().any(|l| l.contains(token)),
+            "the token was logged: {log:#?}"
+        );
+    }
+}

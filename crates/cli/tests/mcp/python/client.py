@@ -1,0 +1,237 @@
+"""Drives `toolhost serve` with the official MCP Python SDK (`mcp`, pinned in
+requirements.txt), as the integration tests in ../ ask.
+
+Usage: python client.py PLAN.json
+
+The plan says how to reach the server and what to check:
+
+    {"transport": "stdio" | "http",
+     "mode": "legacy" | "2026-07-28",      # legacy: initialize + session (2025-11-25)
+     "command": ["toolhost", "--config", "...", "serve"],   # stdio
+     "url": "http://127.0.0.1:PORT/mcp", "token": "..." ,    # http
+     "checks": [{"kind": ..., ...}, ...]}
+
+Every check either passes or raises; the script prints one `ok KIND` line
+per check and exits 0 only if all passed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.subscriptions import ToolsListChanged
+
+PROTOCOL_VERSIONS = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
+
+
+class CheckFailed(AssertionError):
+    pass
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise CheckFailed(message)
+
+
+def text_of(result: types.CallToolResult) -> str:
+    texts = [c.text for c in result.content if isinstance(c, types.TextContent)]
+    expect(len(texts) == 1, f"expected one text content item, got {result.content!r}")
+    return texts[0]
+
+
+class Run:
+    """One connection to the server, as the plan says."""
+
+    def __init__(self, plan: dict[str, Any]):
+        self.plan = plan
+        self.changed = anyio.Event()
+
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.changed.set()
+
+    def http_client(self, headers: dict[str, str] | None = None) -> httpx2.AsyncClient:
+        all_headers = {}
+        if self.plan.get("token"):
+            all_headers["Authorization"] = f"Bearer {self.plan['token']}"
+        all_headers.update(headers or {})
+        return httpx2.AsyncClient(headers=all_headers, timeout=httpx2.Timeout(60.0))
+
+    def client(self) -> Client:
+        mode = self.plan["mode"]
+        if self.plan["transport"] == "stdio":
+            command = self.plan["command"]
+            server: Any = StdioServerParameters(command=command[0], args=command[1:])
+        else:
+            server = streamable_http_client(self.plan["url"], http_client=self.http_client())
+        return Client(server, mode=mode, message_handler=self.on_message)
+
+    async def all_tools(self, client: Client) -> list[types.Tool]:
+        tools: list[types.Tool] = []
+        cursor = None
+        for _ in range(1000):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                return tools
+        raise CheckFailed("tools/list pages never ended")
+
+    async def run(self) -> None:
+        async with self.client() as client:
+            want = PROTOCOL_VERSIONS[self.plan["mode"]]
+            expect(client.protocol_version == want, f"negotiated {client.protocol_version}, wanted {want}")
+            for check in self.plan["checks"]:
+                await getattr(self, "check_" + check["kind"])(client, check)
+                print("ok", check["kind"], flush=True)
+
+    # --- checks -----------------------------------------------------------
+
+    async def check_list(self, client: Client, check: dict[str, Any]) -> None:
+        """The listed tools: exactly `names`, in order, the same twice; and
+        for each tool in `tools`, the fields it lists."""
+        first = await self.all_tools(client)
+        second = await self.all_tools(client)
+        names = [t.name for t in first]
+        expect(names == check["names"], f"listed {names}, wanted {check['names']}")
+        expect(names == [t.name for t in second], "two listings differ")
+        by_name = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in first}
+        for name, fields in check.get("tools", {}).items():
+            listed = by_name[name]
+            for key, value in fields.items():
+                expect(listed.get(key) == value, f"{name}.{key} is {listed.get(key)!r}, wanted {value!r}")
+        for name in check.get("absent", []):
+            expect(name not in by_name, f"{name} is listed")
+
+    async def call(self, client: Client, call: dict[str, Any]) -> None:
+        result = await client.call_tool(call["tool"], call.get("arguments"))
+        text = text_of(result)
+        if "error" in call:
+            expect(result.is_error is True, f"{call['tool']}: wanted isError, got {text!r}")
+            expect(text.startswith("Error: "), f"{call['tool']}: {text!r} is not an `Error: ...` text")
+            expect(call["error"] in text, f"{call['tool']}: {text!r} does not say {call['error']!r}")
+        else:
+            expect(not result.is_error, f"{call['tool']}: failed with {text!r}")
+            expect(text == call["text"], f"{call['tool']}: answered {text!r}, wanted {call['text']!r}")
+            if "structured" in call:
+                got = result.structured_content
+                expect(got == call["structured"], f"{call['tool']}: structuredContent {got!r}")
+
+    async def check_calls(self, client: Client, check: dict[str, Any]) -> None:
+        """Each call in turn, with its answer or its error."""
+        for call in check["calls"]:
+            await self.call(client, call)
+
+    async def check_concurrent(self, client: Client, check: dict[str, Any]) -> None:
+        """All the calls at once; each gets its own answer."""
+        failures: list[str] = []
+
+        async def one(call: dict[str, Any]) -> None:
+            try:
+                await self.call(client, call)
+            except CheckFailed as e:
+                failures.append(str(e))
+
+        async with anyio.create_task_group() as group:
+            for call in check["calls"]:
+                group.start_soon(one, call)
+        expect(not failures, f"{len(failures)} concurrent calls failed: {failures[:3]}")
+
+    async def check_cancel(self, client: Client, check: dict[str, Any]) -> None:
+        """Starts a call that spins, cancels it after `after_ms`, then checks
+        that the server's CPU is free again and that it still answers."""
+        pid = self.server_pid(check)
+        with anyio.move_on_after(check["after_ms"] / 1000):
+            await client.call_tool(check["tool"], {})
+            raise CheckFailed(f"{check['tool']} answered before it was cancelled")
+        await anyio.sleep(0.3)
+        before = cpu_seconds(pid)
+        await anyio.sleep(1.0)
+        used = cpu_seconds(pid) - before
+        expect(used < 0.4, f"the server used {used:.2f} s of CPU in the second after the cancel")
+        await self.call(client, check["then"])
+
+    def server_pid(self, check: dict[str, Any]) -> int:
+        if "pid" in check:
+            return int(check["pid"])
+        # stdio: the server is this process's child.
+        children: list[int] = []
+        for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+            text = (task / "children").read_text().split()
+            children.extend(int(c) for c in text)
+        expect(len(children) == 1, f"expected one child process, found {children}")
+        return children[0]
+
+    async def check_list_changed(self, client: Client, check: dict[str, Any]) -> None:
+        """Writes `text` into the config at `config`; the server reloads and
+        tells the client, which then lists `names`."""
+        config = Path(check["config"])
+        if self.plan["mode"] == "legacy":
+            config.write_text(check["text"])
+            with anyio.fail_after(20):
+                await self.changed.wait()
+        else:
+            async with client.listen(tools_list_changed=True) as subscription:
+                config.write_text(check["text"])
+                with anyio.fail_after(20):
+                    async for event in subscription:
+                        expect(isinstance(event, ToolsListChanged), f"unexpected event {event!r}")
+                        break
+        names = [t.name for t in await self.all_tools(client)]
+        expect(names == check["names"], f"after the change: {names}, wanted {check['names']}")
+
+
+async def check_refused(plan: dict[str, Any], check: dict[str, Any]) -> None:
+    """A request with `headers` gets HTTP `status` (and, for 401, a
+    WWW-Authenticate header); the SDK's client fails to connect with them."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    headers.update(check.get("headers", {}))
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30.0)) as http:
+        response = await http.post(plan["url"], json=body, headers=headers)
+    expect(response.status_code == check["status"], f"status {response.status_code}, wanted {check['status']}")
+    if check["status"] == 401:
+        expect("Bearer" in response.headers.get("www-authenticate", ""), "no WWW-Authenticate: Bearer")
+    connected = False
+    try:
+        async with httpx2.AsyncClient(headers=check.get("headers", {}), timeout=httpx2.Timeout(30.0)) as http:
+            async with Client(streamable_http_client(plan["url"], http_client=http), mode=plan["mode"]) as client:
+                await client.list_tools()
+                connected = True
+    except Exception:  # the SDK raises its own error types for HTTP errors
+        pass
+    expect(not connected, "the SDK's client got an answer")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def main(plan_path: str) -> None:
+    plan = json.loads(Path(plan_path).read_text())
+    refused = [c for c in plan["checks"] if c["kind"] == "refused"]
+    plan["checks"] = [c for c in plan["checks"] if c["kind"] != "refused"]
+    for check in refused:
+        await check_refused(plan, check)
+        print("ok refused", check["status"], flush=True)
+    if plan["checks"]:
+        await Run(plan).run()
+
+
+if __name__ == "__main__":
+    started = time.monotonic()
+    anyio.run(main, sys.argv[1])
+    print(f"all checks passed in {time.monotonic() - started:.1f} s", flush=True)

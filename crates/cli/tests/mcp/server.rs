@@ -1,0 +1,75 @@
+//! `toolhost serve --http` as a child process: started on a free loopback
+//! port, stopped with SIGTERM when dropped.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// A running `toolhost serve --http 127.0.0.1:0`.
+pub struct HttpServer {
+    child: Child,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    /// What the server logged, line by line, as it comes.
+    pub log: mpsc::Receiver<String>,
+}
+
+impl HttpServer {
+    /// Starts `command` (a `toolhost ...` command) with `serve --http
+    /// 127.0.0.1:0` and `extra` arguments, and waits until it listens.
+    pub fn start(mut command: Command, extra: &[&str]) -> HttpServer {
+        let mut child = command
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("toolhost serve starts");
+        let stderr = child.stderr.take().expect("stderr piped");
+        let (tx, log) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let prefix = "toolhost: serving MCP at ";
+        loop {
+            let line = log
+                .recv_timeout(Duration::from_secs(120))
+                .expect("toolhost serve --http says where it listens");
+            if let Some(url) = line.strip_prefix(prefix) {
+                return HttpServer {
+                    url: url.trim().to_string(),
+                    child,
+                    log,
+                };
+            }
+        }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32);
+        if let Some(pid) = pid {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        for _ in 0..200 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,72 @@
+//! The MCP clients that this project did not write, which the tests of
+//! `toolhost serve` drive: the official Python and TypeScript SDKs, pinned
+//! beside those tests (`crates/cli/tests/mcp/<client>/`) and installed
+//! into `.toolchains/mcp-<client>/`.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::Repo;
+use crate::toolchain::{Pins, install_pinned};
+
+/// An official MCP client SDK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum McpClient {
+    /// `mcp` from PyPI.
+    Python,
+    /// `@modelcontextprotocol/sdk` from npm.
+    #[value(name = "typescript", alias = "ts")]
+    TypeScript,
+}
+
+impl McpClient {
+    /// Every client, in the order they are installed.
+    pub const ALL: [McpClient; 2] = [McpClient::Python, McpClient::TypeScript];
+
+    /// The folder name of its pins (under `crates/cli/tests/mcp/`) and,
+    /// prefixed with `mcp-`, of its install (under `.toolchains/`).
+    pub fn dir_name(self) -> &'static str {
+        match self {
+            McpClient::Python => "python",
+            McpClient::TypeScript => "typescript",
+        }
+    }
+}
+
+impl fmt::Display for McpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            McpClient::Python => "Python",
+            McpClient::TypeScript => "TypeScript",
+        })
+    }
+}
+
+/// Installs `client`'s pinned SDK unless it already is; returns the
+/// folder it is installed in (a virtual environment for Python, a folder
+/// with `node_modules/` for TypeScript).
+pub fn install_mcp_client(repo: &Repo, client: McpClient) -> Result<PathBuf> {
+    let pins = repo.mcp_client_dir(client);
+    let dir = repo.mcp_client_install_dir(client);
+    let label = format!("{client} MCP client");
+    let retry = format!("cargo xtask mcp-clients {}", client.dir_name());
+    match client {
+        McpClient::Python => install_pinned(
+            &dir,
+            &pins.join("requirements.txt"),
+            &Pins::Pip,
+            &label,
+            &retry,
+        )?,
+        McpClient::TypeScript => install_pinned(
+            &dir,
+            &pins.join("package-lock.json"),
+            &Pins::Npm(pins.clone()),
+            &label,
+            &retry,
+        )?,
+    }
+    Ok(dir)
+}
