@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use regex::{Regex, RegexBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolhost_guest::Json;
+use toolhost_guest::{Hints, Json, Toolbox};
 
 /// The largest compiled regular expression accepted, in bytes (regex's
 /// `size_limit`); also the cache limit of its lazy DFA.
@@ -32,7 +32,7 @@ pub struct WordCount {
 }
 
 /// What [`count`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Counts {
     /// Runs of non-whitespace characters.
     pub words: usize,
@@ -91,7 +91,7 @@ pub struct Replace {
 }
 
 /// The result of [`replace_text`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Replaced {
     /// The text after replacement.
     pub text: String,
@@ -418,7 +418,25 @@ pub fn case(args: CaseArgs) -> Result<String, String> {
     Ok(convert_case(&args.text, args.to))
 }
 
-toolhost_guest::export_tools!(word_count, replace, case);
+/// The module's tools. All three are pure functions of their arguments; the
+/// two that return JSON declare its shape, so MCP clients also get it as
+/// structured content.
+pub fn toolbox() -> Toolbox {
+    Toolbox::new()
+        .tool("word_count", word_count)
+        .title("Count words")
+        .hints(Hints::pure())
+        .returns::<Counts>()
+        .tool("replace", replace)
+        .title("Find and replace")
+        .hints(Hints::pure())
+        .returns::<Replaced>()
+        .tool("case", case)
+        .title("Change letter case")
+        .hints(Hints::pure())
+}
+
+toolhost_guest::export_toolbox!(toolbox);
 
 #[cfg(test)]
 mod tests;

@@ -41,7 +41,7 @@ pub use output::{IntoOutput, Json};
 pub use schemars::{self, JsonSchema};
 pub use serde;
 pub use serde_json;
-pub use toolbox::{NoArgs, Toolbox};
+pub use toolbox::{Hints, NoArgs, Toolbox};
 
 /// The raw `toolhost:tool` contract, for modules that write `tool-info` and
 /// `call` themselves (JSON text in, JSON text out). Export with [`export_raw!`].

@@ -17,10 +17,58 @@ type Runner = Box<dyn Fn(&str) -> Result<String, String>>;
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
+/// What a tool's `annotations` tell MCP clients about its behaviour (see
+/// [`Toolbox::hints`]). A hint left at `None` is not given; clients then
+/// assume the worst (a tool that may write, destroy and reach the outside).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// `readOnlyHint`: the tool changes nothing outside itself.
+    pub read_only: Option<bool>,
+    /// `destructiveHint`: a tool that writes may delete or overwrite.
+    pub destructive: Option<bool>,
+    /// `idempotentHint`: calling again with the same arguments changes nothing more.
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`: the tool reaches things outside the host (the network).
+    pub open_world: Option<bool>,
+}
+
+impl Hints {
+    /// The hints of a pure function, as most tools are: read-only,
+    /// idempotent and closed-world.
+    pub fn pure() -> Self {
+        Self {
+            read_only: Some(true),
+            destructive: Some(false),
+            idempotent: Some(true),
+            open_world: Some(false),
+        }
+    }
+
+    /// The `annotations` object of `tool-info`.
+    fn to_json(self) -> Value {
+        let pairs = [
+            ("readOnlyHint", self.read_only),
+            ("destructiveHint", self.destructive),
+            ("idempotentHint", self.idempotent),
+            ("openWorldHint", self.open_world),
+        ];
+        let given = pairs
+            .into_iter()
+            .filter_map(|(key, hint)| Some((key.to_owned(), Value::Bool(hint?))));
+        Value::Object(given.collect())
+    }
+}
+
 struct ToolDef {
     name: String,
     /// Set by [`Toolbox::describe`]; otherwise the schema's description.
     description: Option<String>,
+    /// Set by [`Toolbox::title`].
+    title: Option<String>,
+    /// Set by [`Toolbox::hints`].
+    hints: Option<Hints>,
+    /// Set by [`Toolbox::returns`]: derives the `outputSchema`.
+    output: Option<fn() -> Value>,
     /// Derives (description, parameters); only `tool-info` needs them.
     schema: fn() -> (String, Value),
     run: Runner,
@@ -57,6 +105,9 @@ impl Toolbox {
         self.tools.push(ToolDef {
             name: name.to_owned(),
             description: None,
+            title: None,
+            hints: None,
+            output: None,
             schema: parameters_for::<A>,
             run: runner,
         });
@@ -71,23 +122,38 @@ impl Toolbox {
         self
     }
 
+    /// Sets a human-readable title of the tool added last (`title`, shown by
+    /// MCP clients; models see the name and description).
+    pub fn title(mut self, title: &str) -> Self {
+        if let Some(last) = self.tools.last_mut() {
+            last.title = Some(title.to_owned());
+        }
+        self
+    }
+
+    /// Sets the behaviour hints of the tool added last (`annotations`, read
+    /// by MCP clients, for example to skip asking before a read-only call).
+    pub fn hints(mut self, hints: Hints) -> Self {
+        if let Some(last) = self.tools.last_mut() {
+            last.hints = Some(hints);
+        }
+        self
+    }
+
+    /// Declares that the tool added last returns JSON shaped as `T`
+    /// (normally the `T` of the [`Json<T>`](crate::Json) it returns): its
+    /// schema becomes the tool's `outputSchema`, and MCP clients get the
+    /// result as structured content too. `T` must serialize to an object.
+    pub fn returns<T: JsonSchema>(mut self) -> Self {
+        if let Some(last) = self.tools.last_mut() {
+            last.output = Some(output_schema_for::<T>);
+        }
+        self
+    }
+
     /// The `tool-info` export: a JSON array of OpenAI function schemas.
     pub fn tool_info(&self) -> String {
-        let infos: Vec<Value> = self
-            .tools
-            .iter()
-            .map(|t| {
-                let (derived, parameters) = (t.schema)();
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description.clone().unwrap_or(derived),
-                        "parameters": parameters,
-                    }
-                })
-            })
-            .collect();
+        let infos: Vec<Value> = self.tools.iter().map(ToolDef::info).collect();
         Value::Array(infos).to_string()
     }
 
@@ -106,17 +172,54 @@ impl Toolbox {
     }
 }
 
-/// Derives (description, parameters) from `A`'s JSON schema.
-fn parameters_for<A: JsonSchema>() -> (String, Value) {
+impl ToolDef {
+    /// This tool's entry in `tool-info`.
+    fn info(&self) -> Value {
+        let (derived, parameters) = (self.schema)();
+        let mut function = Map::new();
+        function.insert("name".into(), json!(self.name));
+        let description = self.description.clone().unwrap_or(derived);
+        function.insert("description".into(), json!(description));
+        function.insert("parameters".into(), parameters);
+        if let Some(title) = &self.title {
+            function.insert("title".into(), json!(title));
+        }
+        if let Some(hints) = self.hints {
+            function.insert("annotations".into(), hints.to_json());
+        }
+        if let Some(output) = self.output {
+            function.insert("outputSchema".into(), output());
+        }
+        json!({"type": "function", "function": function})
+    }
+}
+
+/// `T`'s JSON schema, self-contained (subschemas inlined, no `$schema`),
+/// with doc comments unwrapped.
+fn schema_for<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
             s.meta_schema = None;
         })
         .into_generator();
-    let schema = generator.into_root_schema_for::<A>();
-    let mut parameters = schema.to_value();
-    unwrap_descriptions(&mut parameters);
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    unwrap_descriptions(&mut schema);
+    schema
+}
+
+/// The `outputSchema` of a tool that returns `T`.
+fn output_schema_for<T: JsonSchema>() -> Value {
+    let mut schema = schema_for::<T>();
+    if let Value::Object(map) = &mut schema {
+        map.remove("title");
+    }
+    schema
+}
+
+/// Derives (description, parameters) from `A`'s JSON schema.
+fn parameters_for<A: JsonSchema>() -> (String, Value) {
+    let mut parameters = schema_for::<A>();
     let mut description = String::new();
     if let Value::Object(map) = &mut parameters {
         map.remove("title");
@@ -279,6 +382,41 @@ mod tests {
         let t = toolbox().describe("Sum.");
         let info: Value = serde_json::from_str(&t.tool_info()).unwrap();
         assert_eq!(info[0]["function"]["description"], "Sum.");
+    }
+
+    /// Sum of two numbers.
+    #[derive(serde::Serialize, JsonSchema)]
+    struct Sum {
+        /// The sum.
+        sum: f64,
+    }
+
+    #[test]
+    fn title_hints_and_output_schema_are_in_tool_info() {
+        let t = toolbox()
+            .title("Add")
+            .hints(Hints {
+                read_only: Some(true),
+                ..Hints::default()
+            })
+            .returns::<Sum>()
+            .tool("plain", add);
+        let info: Value = serde_json::from_str(&t.tool_info()).unwrap();
+        let f = &info[0]["function"];
+        assert_eq!(f["title"], "Add");
+        assert_eq!(f["annotations"], json!({"readOnlyHint": true}));
+        assert_eq!(f["outputSchema"]["type"], "object");
+        assert_eq!(f["outputSchema"]["required"], json!(["sum"]));
+        assert!(f["outputSchema"].get("title").is_none());
+        let plain = info[1]["function"].as_object().unwrap();
+        for key in ["title", "annotations", "outputSchema"] {
+            assert!(!plain.contains_key(key), "{key}");
+        }
+        assert_eq!(
+            Hints::pure().to_json(),
+            json!({"readOnlyHint": true, "destructiveHint": false,
+                   "idempotentHint": true, "openWorldHint": false})
+        );
     }
 
     #[test]

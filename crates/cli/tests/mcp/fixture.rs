@@ -152,16 +152,45 @@ path = "broken.wasm"
         text.strip_suffix('\n').unwrap_or(&text).to_string()
     }
 
-    /// A call of every example tool, with the command line's answer.
+    /// A call of every example tool, with the command line's answer and,
+    /// for a tool that declares an `outputSchema`, the same answer as
+    /// structured content (`null` for the others).
     pub fn example_calls(&self) -> Vec<Value> {
+        let described = described_tools();
         example_arguments()
             .into_iter()
             .map(|(tool, arguments)| {
                 let text = self.answer(tool, &arguments);
-                json!({"tool": tool, "arguments": arguments, "text": text})
+                let structured = match described.get(tool) {
+                    Some(_) => serde_json::from_str(&text).expect("a JSON answer"),
+                    None => Value::Null,
+                };
+                json!({"tool": tool, "arguments": arguments, "text": text, "structured": structured})
             })
             .collect()
     }
+}
+
+/// The tools whose `tool-info` declares a title, annotations and an
+/// `outputSchema` (`text` does, through the Rust guest SDK), with what
+/// `tools/list` must show of them.
+pub fn described_tools() -> Value {
+    let pure = json!({
+        "readOnlyHint": true, "destructiveHint": false,
+        "idempotentHint": true, "openWorldHint": false,
+    });
+    json!({
+        "text_word_count": {
+            "title": "Count words",
+            "annotations": pure,
+            "outputSchema": {"type": "object", "required": ["words", "lines", "characters", "bytes"]},
+        },
+        "text_replace": {
+            "title": "Find and replace",
+            "annotations": pure,
+            "outputSchema": {"type": "object", "required": ["text", "replacements"]},
+        },
+    })
 }
 
 /// Arguments for every example tool.

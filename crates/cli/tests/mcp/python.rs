@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 use xtask::{McpClient, Repo, install_mcp_client, venv_bin};
 
-use crate::fixture::{Fixture, concurrent_calls, error_calls, write_plan};
+use crate::fixture::{Fixture, concurrent_calls, described_tools, error_calls, write_plan};
 use crate::server::HttpServer;
 
 /// The modes the client connects in: `legacy` negotiates 2025-11-25.
@@ -56,7 +56,7 @@ fn checks(fixture: &Fixture, server_pid: Option<u32>) -> Vec<Value> {
         cancel["pid"] = json!(pid);
     }
     vec![
-        json!({"kind": "list", "names": names, "absent": ["h_env", "broken"]}),
+        json!({"kind": "list", "names": names, "tools": described_tools(), "absent": ["h_env", "broken"]}),
         json!({"kind": "calls", "calls": fixture.example_calls()}),
         json!({"kind": "calls", "calls": error_calls()}),
         json!({"kind": "concurrent", "calls": concurrent_calls()}),

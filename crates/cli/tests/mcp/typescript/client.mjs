@@ -7,10 +7,11 @@
 //    "command": ["toolhost", "--config", "...", "serve"],    (stdio)
 //    "url": "http://127.0.0.1:PORT/mcp", "token": "...",     (http)
 //    "names": [...],          the tools tools/list must give, in order
-//    "calls": [{"tool", "arguments", "text" | "error"}]}
+//    "calls": [{"tool", "arguments", "text" | "error", "structured"?}]}
 // It prints one `ok ...` line per check and exits 0 only if all passed.
 
 import { readFileSync } from "node:fs";
+import { isDeepStrictEqual } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -56,6 +57,12 @@ async function check(call, client) {
   } else {
     expect(!result.isError, `${call.tool}: failed with ${JSON.stringify(text)}`);
     expect(text === call.text, `${call.tool}: answered ${JSON.stringify(text)}, wanted ${JSON.stringify(call.text)}`);
+    // The SDK itself validates structuredContent against the tool's outputSchema.
+    if (call.structured !== undefined) {
+      const got = result.structuredContent ?? null;
+      expect(isDeepStrictEqual(got, call.structured),
+        `${call.tool}: structuredContent ${JSON.stringify(got)}, wanted ${JSON.stringify(call.structured)}`);
+    }
   }
 }
 
