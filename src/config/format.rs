@@ -54,7 +54,7 @@ pub struct ServeConfig {
     /// request with any other `Origin` gets 403. Requests without one (not
     /// from a browser) are not affected.
     pub allowed_origins: Vec<String>,
-    /// HTTP: the largest request body, in bytes.
+    /// The largest request: an HTTP body, or a line on stdio, in bytes.
     pub max_request_bytes: u64,
     /// HTTP: requests handled at once (calls included).
     pub max_requests_in_flight: u64,

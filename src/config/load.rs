@@ -191,6 +191,6 @@ impl ModuleEntry {
         base: &Path,
         defaults: Limits,
     ) -> Result<WasmModule, LoadError> {
-        load_reusing(self, runtime, base, defaults, &[]).map(|(module, _)| module)
+        load_reusing(self, runtime, base, defaults, &[]).map(|loaded| loaded.module)
     }
 }

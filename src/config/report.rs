@@ -37,6 +37,16 @@ pub struct LoadedModule {
     /// What it was loaded from: an unchanged key means nothing that loading
     /// depends on changed.
     key: ModuleKey,
+    /// Whether it was taken from the previous load rather than compiled.
+    reused: bool,
+}
+
+impl LoadedModule {
+    /// Whether this module was taken unchanged from the previous load given
+    /// to [`LoadedConfig::load_report`] rather than compiled again.
+    pub fn reused(&self) -> bool {
+        self.reused
+    }
 }
 
 /// What a loaded module depends on: its name, its limits and the
@@ -64,7 +74,16 @@ impl LoadedConfig {
         let mut report = LoadReport::default();
         for (entry, result) in entries.into_iter().zip(results) {
             match result {
-                Ok((module, key)) => report.modules.push(LoadedModule { entry, module, key }),
+                Ok(Reusable {
+                    module,
+                    key,
+                    reused,
+                }) => report.modules.push(LoadedModule {
+                    entry,
+                    module,
+                    key,
+                    reused,
+                }),
                 Err(error) => report.failures.push(ConfigError::Load {
                     path: self.label(),
                     error,
@@ -94,6 +113,13 @@ impl LoadedConfig {
     }
 }
 
+/// A module loaded by [`load_reusing`].
+pub(super) struct Reusable {
+    pub module: WasmModule,
+    key: ModuleKey,
+    reused: bool,
+}
+
 /// Loads `entry` (relative paths from `base`, limits over `defaults`),
 /// reusing the module of `previous` with the same key.
 pub(super) fn load_reusing(
@@ -102,7 +128,7 @@ pub(super) fn load_reusing(
     base: &Path,
     defaults: Limits,
     previous: &[LoadedModule],
-) -> Result<(WasmModule, ModuleKey), LoadError> {
+) -> Result<Reusable, LoadError> {
     let limits = entry.limits.apply(defaults);
     let invalid_name = |e| LoadError::new("?", LoadErrorKind::InvalidName, e);
     let name = entry.module_name().map_err(invalid_name)?;
@@ -117,9 +143,16 @@ pub(super) fn load_reusing(
         limits,
         component: Sha256::digest(&bytes).into(),
     };
-    let module = match previous.iter().find(|p| p.key == key) {
-        Some(unchanged) => unchanged.module.clone(),
-        None => WasmModule::from_bytes(runtime, &name, &bytes, limits)?,
+    let (module, reused) = match previous.iter().find(|p| p.key == key) {
+        Some(unchanged) => (unchanged.module.clone(), true),
+        None => (
+            WasmModule::from_bytes(runtime, &name, &bytes, limits)?,
+            false,
+        ),
     };
-    Ok((module.with_access(access), key))
+    Ok(Reusable {
+        module: module.with_access(access),
+        key,
+        reused,
+    })
 }

@@ -3,16 +3,19 @@
 //! headers and requests in flight, and a drain on SIGTERM.
 
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use http_body::{Frame, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
@@ -21,7 +24,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::handler::ToolhostServer;
@@ -39,10 +42,17 @@ pub struct HttpOptions {
     pub token: Option<String>,
 }
 
+/// The largest request head (request line and headers) read, in bytes;
+/// a longer one closes the connection.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// The most headers a request may have.
+const MAX_HEADERS: usize = 100;
+
 /// What every request's checks need.
 struct Gate {
     token: Option<String>,
-    requests: Semaphore,
+    requests: Arc<Semaphore>,
 }
 
 /// Serves `served` over HTTP until `stop` is cancelled, then drains.
@@ -75,6 +85,8 @@ pub(crate) async fn serve(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(header_timeout)
+        .max_buf_size(MAX_HEAD_BYTES)
+        .max_headers(MAX_HEADERS)
         .keep_alive(true);
     let graceful = GracefulShutdown::new();
     loop {
@@ -148,11 +160,11 @@ fn router(served: &Arc<Served>, options: &HttpOptions, sessions: CancellationTok
     );
     let gate = Arc::new(Gate {
         token: options.token.clone(),
-        requests: Semaphore::new(
+        requests: Arc::new(Semaphore::new(
             usize::try_from(settings.max_requests_in_flight)
                 .unwrap_or(usize::MAX)
                 .min(Semaphore::MAX_PERMITS),
-        ),
+        )),
     });
     let metrics_served = Arc::clone(served);
     let guarded = Router::new()
@@ -181,21 +193,60 @@ fn metrics(served: &Served) -> Response {
 }
 
 /// Every request to `/mcp` and `/metrics`: the bearer token (when one is
-/// set), then a place among the requests in flight.
+/// set), then a place among the requests in flight, held until the
+/// response (an event stream, perhaps) has been sent or dropped.
 async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     if let Some(token) = &gate.token
         && !authorized(&request, token)
     {
         return unauthorized();
     }
-    let Ok(_place) = gate.requests.try_acquire() else {
+    let Ok(place) = Arc::clone(&gate.requests).try_acquire_owned() else {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             "too many requests in flight (serve.max_requests_in_flight); try again shortly\n",
         )
             .into_response();
     };
-    next.run(request).await
+    let ends_session = request.method() == Method::DELETE;
+    let response = next.run(request).await;
+    if ends_session && response.status() == StatusCode::ACCEPTED {
+        // The session is gone: say so as clients expect (200 or 204).
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    response.map(|body| {
+        Body::new(Held {
+            body,
+            _place: place,
+        })
+    })
+}
+
+/// A response body that holds its request's place among the requests in
+/// flight until it is dropped.
+struct Held {
+    body: Body,
+    _place: OwnedSemaphorePermit,
+}
+
+impl HttpBody for Held {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// Whether `request` carries `Authorization: Bearer <token>` (compared in

@@ -29,6 +29,7 @@ mod state;
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio_util::sync::CancellationToken;
 
 pub use handler::ToolhostServer;
@@ -52,21 +53,36 @@ fn start(source: &Source) -> anyhow::Result<(Arc<Served>, toolhost::config::Load
     Ok((Served::new(load.tools, settings), load.config))
 }
 
+/// Starts watching `source` for changes, reloading into `served`; the
+/// watch ends when the returned token is cancelled.
+fn watch(
+    served: &Arc<Served>,
+    source: Source,
+    config: toolhost::config::LoadedConfig,
+) -> CancellationToken {
+    let stop = CancellationToken::new();
+    tokio::spawn(reload::watch(
+        Arc::clone(served),
+        Arc::new(source),
+        config,
+        stop.clone(),
+    ));
+    stop
+}
+
 /// Serves the tools of `source` over stdio (stdout carries the protocol;
 /// logs go to stderr) until the client closes stdin, or SIGTERM (calls in
 /// flight may finish, up to `[serve] drain_timeout_ms`).
 pub async fn serve_stdio(source: Source) -> anyhow::Result<()> {
     let (served, config) = start(&source)?;
-    let stop = CancellationToken::new();
-    tokio::spawn(reload::watch(
-        Arc::clone(&served),
-        Arc::new(source),
-        config,
-        stop.clone(),
-    ));
+    let stop = watch(&served, source, config);
     let server = ToolhostServer::new(Arc::clone(&served));
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let max_line = usize::try_from(served.settings.max_request_bytes).unwrap_or(usize::MAX);
+    // A longer line is dropped (and logged) unread; the session goes on.
+    let transport = AsyncRwTransport::new(stdin, stdout).with_max_line_length(max_line);
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(|e| anyhow::anyhow!("cannot start the MCP session on stdio: {e}"))?;
     let result = tokio::select! {
@@ -84,13 +100,7 @@ pub async fn serve_stdio(source: Source) -> anyhow::Result<()> {
 /// SIGINT), then drains the calls in flight.
 pub async fn serve_http(source: Source, options: HttpOptions) -> anyhow::Result<()> {
     let (served, config) = start(&source)?;
-    let stop = CancellationToken::new();
-    tokio::spawn(reload::watch(
-        Arc::clone(&served),
-        Arc::new(source),
-        config,
-        stop.clone(),
-    ));
+    let stop = watch(&served, source, config);
     let stopping = stop.clone();
     tokio::spawn(async move {
         terminated().await;

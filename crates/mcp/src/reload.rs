@@ -135,9 +135,13 @@ async fn reload(served: &Arc<Served>, source: &Arc<Source>) -> Option<LoadedConf
         Ok(Ok(load)) => {
             log_failures(&load.failures);
             let modules = load.tools.modules.len();
+            let reused = load.tools.modules.iter().filter(|m| m.reused()).count();
             served.replace(load.tools).await;
             served.metrics.reload(ReloadResult::Applied);
-            tracing::info!(modules, "reloaded the config");
+            tracing::info!(
+                "reloaded the config: {modules} modules ({reused} unchanged and reused, {} compiled)",
+                modules - reused
+            );
             Some(load.config)
         }
         Ok(Err(e)) => {

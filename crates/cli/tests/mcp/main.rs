@@ -3,8 +3,13 @@
 //! 2025-11-25 and 2026-07-28) and the official TypeScript SDK. The SDKs
 //! are pinned beside these tests (`python/`, `typescript/`) and installed
 //! into `.toolchains/mcp-<client>/` on first use (`cargo xtask mcp-clients`).
+//! Raw JSON-RPC and HTTP requests check what an SDK would not send:
+//! malformed and oversized input, bounds, reloads, draining.
 
 mod fixture;
+mod http;
 mod python;
+mod raw;
 mod server;
+mod stdio;
 mod typescript;

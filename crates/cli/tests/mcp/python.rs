@@ -130,3 +130,32 @@ fn python_sdk_over_http_at_both_versions() {
         );
     }
 }
+
+/// Two `serve --http` replicas of one config; the client, stateless at
+/// 2026-07-28, sends its requests to each in turn (as a round-robin load
+/// balancer would) and gets every answer right. Both replicas ran calls.
+#[test]
+fn stateless_client_alternates_between_two_replicas() {
+    let fixture = Fixture::new();
+    let replicas = [
+        HttpServer::start(fixture.toolhost(), &[]),
+        HttpServer::start(fixture.toolhost(), &[]),
+    ];
+    let plan = json!({
+        "transport": "http",
+        "mode": "2026-07-28",
+        "urls": [&replicas[0].url, &replicas[1].url],
+        "checks": [
+            {"kind": "list", "names": fixture.active_names(), "tools": described_tools()},
+            {"kind": "calls", "calls": fixture.example_calls()},
+            {"kind": "calls", "calls": error_calls()},
+            {"kind": "concurrent", "calls": concurrent_calls()},
+            {"kind": "alternated", "min_requests": 30},
+        ],
+    });
+    run_client(&plan, fixture.dir.path());
+    for replica in &replicas {
+        let calls = replica.metric_sum("toolhost_tool_calls_total");
+        assert!(calls >= 30.0, "{} ran {calls} calls", replica.url);
+    }
+}

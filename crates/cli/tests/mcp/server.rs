@@ -2,9 +2,9 @@
 //! port, stopped with SIGTERM when dropped.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A running `toolhost serve --http 127.0.0.1:0`.
 pub struct HttpServer {
@@ -21,6 +21,7 @@ impl HttpServer {
     pub fn start(mut command: Command, extra: &[&str]) -> HttpServer {
         let mut child = command
             .args(["serve", "--http", "127.0.0.1:0"])
+            .env("TOOLHOST_LOG", "info")
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -55,6 +56,50 @@ impl HttpServer {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// The sum of every sample of `metric` in `GET /metrics`.
+    pub fn metric_sum(&self, metric: &str) -> f64 {
+        metric_sum(&self.metrics(), metric)
+    }
+
+    /// The text of `GET /metrics`.
+    pub fn metrics(&self) -> String {
+        let response = crate::raw::http_get(&self.authority(), "/metrics");
+        assert_eq!(response.status, 200, "GET /metrics: {}", response.body);
+        response.body
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn authority(&self) -> String {
+        self.url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split('/').next())
+            .expect("an http:// URL")
+            .to_string()
+    }
+
+    /// Sends SIGTERM and waits up to `timeout` for the server to exit.
+    pub fn terminate(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32)?;
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+/// The sum of every sample of `metric` in the metrics `text`.
+pub fn metric_sum(text: &str, metric: &str) -> f64 {
+    let labelled = format!("{metric}{{");
+    text.lines()
+        .filter(|line| line.starts_with(&labelled) || line.split(' ').next() == Some(metric))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }
 
 impl Drop for HttpServer {

@@ -9,6 +9,7 @@ The plan says how to reach the server and what to check:
      "mode": "legacy" | "2026-07-28",      # legacy: initialize + session (2025-11-25)
      "command": ["toolhost", "--config", "...", "serve"],   # stdio
      "url": "http://127.0.0.1:PORT/mcp", "token": "..." ,    # http
+     "urls": ["http://127.0.0.1:P1/mcp", ...],               # http, requests alternate
      "checks": [{"kind": ..., ...}, ...]}
 
 Every check either passes or raises; the script prints one `ok KIND` line
@@ -50,12 +51,36 @@ def text_of(result: types.CallToolResult) -> str:
     return texts[0]
 
 
+class Alternating(httpx2.AsyncBaseTransport):
+    """Sends each request to the next of `urls` in turn, as a round-robin
+    load balancer in front of replicas would."""
+
+    def __init__(self, urls: list[str]):
+        self.targets = [httpx2.URL(u) for u in urls]
+        self.sent = [0] * len(urls)
+        self.next = 0
+        self.inner = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        index = self.next
+        self.next = (index + 1) % len(self.targets)
+        target = self.targets[index]
+        request.url = request.url.copy_with(host=target.host, port=target.port)
+        request.headers["Host"] = f"{target.host}:{target.port}"
+        self.sent[index] += 1
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 class Run:
     """One connection to the server, as the plan says."""
 
     def __init__(self, plan: dict[str, Any]):
         self.plan = plan
         self.changed = anyio.Event()
+        self.alternating = Alternating(plan["urls"]) if "urls" in plan else None
 
     async def on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -66,7 +91,9 @@ class Run:
         if self.plan.get("token"):
             all_headers["Authorization"] = f"Bearer {self.plan['token']}"
         all_headers.update(headers or {})
-        return httpx2.AsyncClient(headers=all_headers, timeout=httpx2.Timeout(60.0))
+        return httpx2.AsyncClient(
+            headers=all_headers, timeout=httpx2.Timeout(60.0), transport=self.alternating
+        )
 
     def client(self) -> Client:
         mode = self.plan["mode"]
@@ -74,7 +101,8 @@ class Run:
             command = self.plan["command"]
             server: Any = StdioServerParameters(command=command[0], args=command[1:])
         else:
-            server = streamable_http_client(self.plan["url"], http_client=self.http_client())
+            url = self.plan.get("url") or self.plan["urls"][0]
+            server = streamable_http_client(url, http_client=self.http_client())
         return Client(server, mode=mode, message_handler=self.on_message)
 
     async def all_tools(self, client: Client) -> list[types.Tool]:
@@ -97,6 +125,12 @@ class Run:
                 print("ok", check["kind"], flush=True)
 
     # --- checks -----------------------------------------------------------
+
+    async def check_alternated(self, client: Client, check: dict[str, Any]) -> None:
+        """Every replica got at least `min_requests` of the requests."""
+        expect(self.alternating is not None, "the plan has no `urls` to alternate between")
+        sent = self.alternating.sent
+        expect(min(sent) >= check["min_requests"], f"requests per replica: {sent}")
 
     async def check_list(self, client: Client, check: dict[str, Any]) -> None:
         """The listed tools: exactly `names`, in order, the same twice; for

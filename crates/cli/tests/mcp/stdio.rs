@@ -1,0 +1,144 @@
+//! `toolhost serve` on stdio, in raw JSON-RPC: pages of `tools/list`,
+//! malformed, oversized and unknown requests, the bound on calls in flight,
+//! cancellation, and reloads (a broken config, an edit, a changed module,
+//! SIGHUP).
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::fixture::Fixture;
+use crate::raw::{StdioServer, cpu_seconds};
+
+const RELOAD_TIMEOUT: Duration = Duration::from_secs(120);
+
+#[test]
+fn pages_bad_requests_busy_answers_and_cancellation() {
+    let fixture = Fixture::new();
+    fixture.write_config(
+        &fixture.config(
+            "\n[serve]\npage_size = 4\nmax_calls_in_flight = 1\nmax_request_bytes = 65536\n",
+        ),
+    );
+    let mut server = StdioServer::start(fixture.toolhost());
+
+    // Pages of at most 4 tools, every active tool once, in the config's order.
+    let names = server.list_names(4);
+    assert!(names.len() > 8, "{names:?}");
+    assert_eq!(names, fixture.active_names());
+    assert_eq!(server.list_names(4), names, "the order is stable");
+    let bad = server.request("tools/list", json!({"cursor": "not-a-cursor"}));
+    let message = bad["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("not-a-cursor"), "{bad}");
+
+    // Input that is not JSON is ignored; a line over max_request_bytes is
+    // dropped unread; an unknown method is a JSON-RPC error. The server
+    // goes on serving.
+    server.send_line(b"{this is not json");
+    let oversized = 999;
+    let padding = "x".repeat(100_000);
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": oversized, "method": "tools/call",
+        "params": {"name": "h_add", "arguments": {"a": 1, "b": 2, "pad": padding}}}),
+    );
+    let unknown = server.request("tools/frobnicate", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    assert_eq!(
+        server.call("h_add", json!({"a": 1, "b": 2})),
+        (false, "3".into())
+    );
+    assert!(
+        !server.has_answer(oversized),
+        "the oversized request was run"
+    );
+
+    // One call in flight at most: a second one is answered "busy" at once.
+    let spin = server.start_request("tools/call", json!({"name": "s_spin", "arguments": {}}));
+    std::thread::sleep(Duration::from_millis(500));
+    let (is_error, text) = server.call("h_add", json!({"a": 1, "b": 2}));
+    assert!(is_error, "{text}");
+    assert!(
+        text.starts_with("Error: toolhost is busy") && text.contains("max_calls_in_flight"),
+        "{text}"
+    );
+
+    // Cancelling the spin stops it: the server's CPU is idle again, and
+    // the place is free.
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": spin, "reason": "the test is done with it"}}),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let before = cpu_seconds(server.pid());
+    std::thread::sleep(Duration::from_secs(1));
+    let used = cpu_seconds(server.pid()) - before;
+    assert!(
+        used < 0.4,
+        "the server used {used:.2} s of CPU in the second after the cancel"
+    );
+    assert_eq!(
+        server.call("h_add", json!({"a": 1, "b": 2})),
+        (false, "3".into())
+    );
+}
+
+#[test]
+fn reloads_keep_serving_and_compile_only_what_changed() {
+    let fixture = Fixture::new();
+    let mut server = StdioServer::start(fixture.toolhost());
+    let before = server.list_names(usize::MAX);
+    assert!(before.iter().any(|n| n == "h_add"), "{before:?}");
+
+    // A config that does not parse: the old set goes on serving, and the
+    // log says why.
+    fixture.write_config("[[modules]\nthis is not TOML");
+    let line = server.wait_log("the config did not load", RELOAD_TIMEOUT);
+    assert!(line.contains("still served"), "{line}");
+    assert_eq!(server.list_names(usize::MAX), before);
+    assert_eq!(
+        server.call("h_add", json!({"a": 1, "b": 2})),
+        (false, "3".into())
+    );
+
+    // An edit: the new set is served, the client is told, and no module is
+    // compiled again (9 load; `broken` does not).
+    let edited = fixture
+        .config("")
+        .replace(r#"pattern = "h_env""#, r#"pattern = "h_*""#);
+    fixture.write_config(&edited);
+    server.wait_log(
+        "9 modules (9 unchanged and reused, 0 compiled)",
+        RELOAD_TIMEOUT,
+    );
+    server.wait_notification("notifications/tools/list_changed", RELOAD_TIMEOUT);
+    let after = server.list_names(usize::MAX);
+    let expected: Vec<String> = before
+        .iter()
+        .filter(|n| !n.starts_with("h_"))
+        .cloned()
+        .collect();
+    assert_eq!(after, expected);
+    let (is_error, text) = server.call("h_add", json!({"a": 1, "b": 2}));
+    assert!(is_error && text.contains("deactivated"), "{text}");
+
+    // A module file changes (the broken one becomes a working component):
+    // only it is compiled, and its tools appear.
+    let hostile = fixture.dir.path().join("hostile.wasm");
+    std::fs::copy(hostile, fixture.dir.path().join("broken.wasm")).expect("copied");
+    server.wait_log(
+        "10 modules (9 unchanged and reused, 1 compiled)",
+        RELOAD_TIMEOUT,
+    );
+    assert_eq!(
+        server.call("broken_add", json!({"a": 2, "b": 2})),
+        (false, "4".into())
+    );
+
+    // SIGHUP reloads too; nothing changed, so nothing is compiled.
+    let pid = rustix::process::Pid::from_raw(server.pid() as i32).expect("a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::HUP).expect("SIGHUP sent");
+    server.wait_log(
+        "10 modules (10 unchanged and reused, 0 compiled)",
+        RELOAD_TIMEOUT,
+    );
+}
