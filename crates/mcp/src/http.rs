@@ -100,6 +100,11 @@ pub(crate) async fn serve(
                 }
             },
         };
+        // Answers are written in pieces (head, then events): without this,
+        // Nagle's algorithm holds the last piece for the client's delayed ACK.
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
         let service = TowerToHyperService::new(router.clone());
         let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
         let connection = graceful.watch(connection.into_owned());

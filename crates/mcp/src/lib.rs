@@ -77,7 +77,9 @@ pub async fn serve_stdio(source: Source) -> anyhow::Result<()> {
     let (served, config) = start(&source)?;
     let stop = watch(&served, source, config);
     let server = ToolhostServer::new(Arc::clone(&served));
-    let (stdin, stdout) = rmcp::transport::stdio();
+    // Pipes (as MCP clients launch servers) go through the IO reactor, not a
+    // blocking thread per read.
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let max_line = usize::try_from(served.settings.max_request_bytes).unwrap_or(usize::MAX);
     // A longer line is dropped (and logged) unread; the session goes on.
     let transport = AsyncRwTransport::new(stdin, stdout).with_max_line_length(max_line);

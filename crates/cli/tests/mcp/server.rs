@@ -38,18 +38,25 @@ impl HttpServer {
             }
         });
         let prefix = "toolhost: serving MCP at ";
-        loop {
-            let line = log
-                .recv_timeout(Duration::from_secs(120))
-                .expect("toolhost serve --http says where it listens");
-            if let Some(url) = line.strip_prefix(prefix) {
-                return HttpServer {
-                    url: url.trim().to_string(),
-                    child,
-                    log,
-                };
+        let mut seen = Vec::new();
+        let url = loop {
+            match log.recv_timeout(Duration::from_secs(120)) {
+                Ok(line) => match line.strip_prefix(prefix) {
+                    Some(url) => break Some(url.trim().to_string()),
+                    None => seen.push(line),
+                },
+                Err(_) => break None,
             }
-        }
+        };
+        let Some(url) = url else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "toolhost serve --http did not say where it listens:\n{}",
+                seen.join("\n")
+            );
+        };
+        HttpServer { child, url, log }
     }
 
     /// The server's process id.
