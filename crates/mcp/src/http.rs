@@ -30,6 +30,10 @@ use tokio_util::sync::CancellationToken;
 use crate::handler::ToolhostServer;
 use crate::state::Served;
 
+/// After the drain, how long responses may take to be sent before open
+/// event streams are ended.
+const ANSWER_GRACE: Duration = Duration::from_millis(500);
+
 /// How long SSE streams are kept alive with comments, when idle.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
@@ -116,8 +120,18 @@ pub(crate) async fn serve(
     }
     drop(listener);
     drain(&served).await;
-    sessions.cancel();
-    let _ = tokio::time::timeout(Duration::from_secs(1), graceful.shutdown()).await;
+    // The last calls' answers may still be on their way out: let every
+    // connection finish its response, then end the event streams that only
+    // wait for notifications (they would never finish on their own).
+    let shutdown = graceful.shutdown();
+    tokio::pin!(shutdown);
+    if tokio::time::timeout(ANSWER_GRACE, &mut shutdown)
+        .await
+        .is_err()
+    {
+        sessions.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(1), shutdown).await;
+    }
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 //! unknown requests, a client that disconnects mid-call, draining on
 //! SIGTERM, and the refusal to listen off loopback without a token.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
@@ -16,9 +16,9 @@ use crate::server::{HttpServer, metric_sum};
 #[test]
 fn bounds_bad_requests_health_and_metrics() {
     let fixture = Fixture::new();
-    fixture.write_config(
-        &fixture.config("\n[serve]\nmax_request_bytes = 65536\nmax_requests_in_flight = 3\n"),
-    );
+    fixture.write_config(&fixture.config(
+        "\n[serve]\nmax_request_bytes = 65536\nmax_requests_in_flight = 3\nheader_timeout_ms = 500\n",
+    ));
     let server = HttpServer::start(fixture.toolhost(), &[]);
     let at = server.authority();
 
@@ -27,6 +27,29 @@ fn bounds_bad_requests_health_and_metrics() {
     assert_eq!(
         http_call(&at, "h_add", json!({"a": 1, "b": 2})).call_result(),
         (false, "3".into())
+    );
+
+    // A Host that is not ours (DNS rebinding): 403.
+    let request = mcp_request(&at, "tools/list", json!({}), "")
+        .iter()
+        .map(|&b| b as char)
+        .collect::<String>()
+        .replacen(&format!("Host: {at}"), "Host: rebound.example", 1);
+    let rebound = http_exchange(&at, request.as_bytes()).expect("a response");
+    assert_eq!(rebound.status, 403, "{rebound:?}");
+
+    // A client that starts a request and sends no more is cut off after
+    // header_timeout_ms.
+    let mut idle = TcpStream::connect(&at).expect("connects");
+    idle.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout set");
+    idle.write_all(b"POST /mcp HTTP/1.1\r\nHost: ")
+        .expect("sent");
+    let mut rest = Vec::new();
+    let closed = idle.read_to_end(&mut rest);
+    assert!(
+        closed.is_ok(),
+        "the idle connection was not closed: {closed:?}"
     );
 
     // A body over max_request_bytes: 413, unread.
