@@ -228,10 +228,15 @@ async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
             .into_response();
     };
     let ends_session = request.method() == Method::DELETE;
+    let json_body = is_json(&request);
     let response = next.run(request).await;
     if ends_session && response.status() == StatusCode::ACCEPTED {
         // The session is gone: say so as clients expect (200 or 204).
         return StatusCode::NO_CONTENT.into_response();
+    }
+    if json_body && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        // rmcp's answer to a JSON body that is not a JSON-RPC message.
+        return parse_error();
     }
     response.map(|body| {
         Body::new(Held {
@@ -239,6 +244,27 @@ async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
             _place: place,
         })
     })
+}
+
+/// Whether `request` says its body is JSON.
+fn is_json(request: &Request) -> bool {
+    request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// 400 with the JSON-RPC parse error.
+fn parse_error() -> Response {
+    let body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the request body is not a JSON-RPC message"}}"#;
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
 }
 
 /// A response body that holds its request's place among the requests in

@@ -39,6 +39,10 @@ pub use reload::{Overrides, Source};
 use reload::log_failures;
 use state::Served;
 
+/// On SIGTERM over stdio, how long the last answers may take to be written
+/// after the drain (the session ends sooner if the client closes stdin).
+const STDIO_ANSWER_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Loads the modules of `source` (going on past those that fail, which are
 /// logged) and the server's state, with the config's `[serve]` settings.
 fn start(source: &Source) -> anyhow::Result<(Arc<Served>, toolhost::config::LoadedConfig)> {
@@ -87,10 +91,17 @@ pub async fn serve_stdio(source: Source) -> anyhow::Result<()> {
         .serve(transport)
         .await
         .map_err(|e| anyhow::anyhow!("cannot start the MCP session on stdio: {e}"))?;
+    // The session runs on its own task; `waiting` only watches it, so the
+    // calls go on while the drain waits for them.
+    let waiting = running.waiting();
+    tokio::pin!(waiting);
     let result = tokio::select! {
-        ended = running.waiting() => ended.map(|_| ()).map_err(anyhow::Error::from),
+        ended = &mut waiting => ended.map(|_| ()).map_err(anyhow::Error::from),
         () = terminated() => {
             http::drain(&served).await;
+            // Let the answers of the last calls be written before the
+            // session ends.
+            let _ = tokio::time::timeout(STDIO_ANSWER_GRACE, &mut waiting).await;
             Ok(())
         }
     };

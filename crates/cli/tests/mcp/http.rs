@@ -64,9 +64,17 @@ fn bounds_bad_requests_health_and_metrics() {
         assert_eq!(response.status, 431, "{}", response.head);
     }
 
-    // Not JSON: a 4xx error. An unknown method: JSON-RPC "method not found".
+    // Not JSON-RPC: 400 and a parse error. An unknown method: JSON-RPC
+    // "method not found".
     let garbage = http_exchange(&at, &post_bytes(&at, "{not json", "")).expect("a response");
-    assert!((400..500).contains(&garbage.status), "{garbage:?}");
+    assert_eq!(garbage.status, 400, "{garbage:?}");
+    assert_eq!(
+        garbage.messages()[0]["error"]["code"],
+        -32700,
+        "{garbage:?}"
+    );
+    let shapeless = http_exchange(&at, &post_bytes(&at, r#"{"jsonrpc": "2.0"}"#, ""));
+    assert_eq!(shapeless.expect("a response").status, 400);
     let unknown = http_exchange(&at, &mcp_request(&at, "tools/frobnicate", json!({}), ""))
         .expect("a response");
     assert_eq!(

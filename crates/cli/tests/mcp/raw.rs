@@ -87,6 +87,20 @@ impl StdioServer {
         self.child.id()
     }
 
+    /// Sends SIGTERM and waits up to `timeout` for the server to exit.
+    pub fn terminate(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32)?;
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
     /// Writes `line` and a newline to the server's stdin.
     pub fn send_line(&mut self, line: &[u8]) {
         self.stdin.write_all(line).expect("stdin open");

@@ -1,7 +1,7 @@
 //! `toolhost serve` on stdio, in raw JSON-RPC: pages of `tools/list`,
 //! malformed, oversized and unknown requests, the bound on calls in flight,
-//! cancellation, and reloads (a broken config, an edit, a changed module,
-//! SIGHUP).
+//! cancellation, reloads (a broken config, an edit, a changed module,
+//! SIGHUP), and the drain on SIGTERM.
 
 use std::time::Duration;
 
@@ -140,5 +140,25 @@ fn reloads_keep_serving_and_compile_only_what_changed() {
     server.wait_log(
         "10 modules (10 unchanged and reused, 0 compiled)",
         RELOAD_TIMEOUT,
+    );
+}
+
+#[test]
+fn sigterm_lets_calls_in_flight_finish() {
+    let fixture = Fixture::new();
+    let mut server = StdioServer::start(fixture.toolhost());
+    let sleeping = server.start_request(
+        "tools/call",
+        json!({"name": "s_sleep", "arguments": {"ms": 1500}}),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let status = server
+        .terminate(Duration::from_secs(30))
+        .expect("the server exits");
+    assert!(status.success(), "{status}");
+    let answer = server.answer(sleeping);
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "woke up",
+        "{answer}"
     );
 }
