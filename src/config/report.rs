@@ -4,8 +4,6 @@
 
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
-
 use crate::module::{LoadError, LoadErrorKind, WasmModule};
 use crate::parallel::run_parallel;
 use crate::policy::Limits;
@@ -50,7 +48,7 @@ impl LoadedModule {
 }
 
 /// What a loaded module depends on: its name, its limits and the
-/// component's bytes (by SHA-256). Grants are resolved anew each time.
+/// component's bytes (by BLAKE3). Grants are resolved anew each time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ModuleKey {
     name: String,
@@ -141,7 +139,7 @@ pub(super) fn load_reusing(
     let key = ModuleKey {
         name: name.clone(),
         limits,
-        component: Sha256::digest(&bytes).into(),
+        component: *blake3::hash(&bytes).as_bytes(),
     };
     let (module, reused) = match previous.iter().find(|p| p.key == key) {
         Some(unchanged) => (unchanged.module.clone(), true),

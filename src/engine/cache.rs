@@ -14,29 +14,37 @@
 //! - each entry is opened without following links, and its owner and mode
 //!   are checked on the opened file (this user's, not group/other-writable)
 //!   before it is read;
-//! - each entry is written to a fresh temporary file (mode 0600) and renamed
-//!   into place, so a reader never sees half an entry;
-//! - each entry starts with a magic line and the SHA-256 of the artifact,
-//!   checked before wasmtime sees it: a corrupt or truncated entry is
-//!   compiled again and replaced, never loaded;
-//! - the entry's name covers the component's SHA-256 and the engine's
+//! - an entry is two files, the artifact (`NAME.cwasm`, exactly what
+//!   wasmtime wrote) and its seal (`NAME.sum`: a magic line, the artifact's
+//!   length and BLAKE3 hash); each is written to a fresh temporary file
+//!   (mode 0600) and renamed into place, the seal last, so a reader never
+//!   sees half an entry;
+//! - the artifact is hashed and compared with its seal before wasmtime sees
+//!   it: a corrupt or truncated entry is compiled again and replaced, never
+//!   loaded. The check streams the file through a small buffer, and wasmtime
+//!   then maps the same open file rather than copying it;
+//! - the entry's name covers the component's hash and the engine's
 //!   compatibility hash (wasmtime version and engine settings), so an
 //!   artifact of another component, wasmtime or configuration is never used.
 
 use std::hash::{Hash, Hasher};
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
-use sha2::{Digest, Sha256};
+use cap_std::fs::{Dir, File, MetadataExt, OpenOptions, OpenOptionsExt};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// The first bytes of every entry (format version 1).
-const MAGIC: &[u8; 16] = b"toolhost-cwasm1\n";
+/// The first bytes of every seal (format version 2).
+const MAGIC: &[u8; 16] = b"toolhost-cwasm2\n";
 const DIGEST_BYTES: usize = 32;
+/// A seal: the magic line, the artifact's length (8 bytes, little-endian)
+/// and its BLAKE3 hash.
+const SEAL_BYTES: usize = MAGIC.len() + 8 + DIGEST_BYTES;
+/// The buffer an artifact is hashed through.
+const HASH_CHUNK: usize = 1 << 20;
 
 /// Where compiled components are kept: a directory opened once.
 #[derive(Debug, Clone)]
@@ -90,13 +98,13 @@ impl ArtifactCache {
     /// valid entry for it.
     pub(crate) fn load(&self, engine: &Engine, bytes: &[u8]) -> Option<Component> {
         let name = entry_name(engine, bytes);
-        let artifact = self.read_entry(&name)?;
+        let artifact = self.open_entry(&name)?;
         // SAFETY: the entry was opened through a handle to a directory only
         // this user can write (nor swap: checked up to `/`), without
         // following links, is this user's and not writable by others, was
-        // written by toolhost and its SHA-256 matches; its name ties it to
+        // written by toolhost and matches its seal; its name ties it to
         // this component and this engine's configuration.
-        match unsafe { Component::deserialize(engine, &artifact) } {
+        match unsafe { deserialize(engine, artifact) } {
             Ok(component) => Some(component),
             Err(e) => {
                 tracing::warn!(
@@ -120,38 +128,72 @@ impl ArtifactCache {
         }
     }
 
-    /// The artifact in entry `name`, if it is ours, whole and unchanged.
-    fn read_entry(&self, name: &str) -> Option<Vec<u8>> {
+    /// Opens a file of the cache for reading, if it is this user's, not
+    /// writable by others, and not a link.
+    fn open_private(&self, file_name: &str) -> Result<File, Option<&'static str>> {
+        let mut options = OpenOptions::new();
+        options.read(true).custom_flags(private::NO_FOLLOW);
+        let file = match self.dir.open_with(file_name, &options) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(None),
+            Err(_) => return Err(Some("cache entry cannot be opened (a link?)")),
+        };
+        let meta = file.metadata().map_err(|_| None)?;
+        if !meta.is_file() || !private::owned_and_private(meta.uid(), meta.mode()) {
+            return Err(Some(
+                "cache entry belongs to another user or others can write it",
+            ));
+        }
+        Ok(file)
+    }
+
+    /// The artifact of entry `name`, opened, if it is ours, whole and
+    /// unchanged (it matches its seal).
+    fn open_entry(&self, name: &str) -> Option<File> {
         let refuse = |why: &str| {
             tracing::warn!(entry = %self.path.join(name).display(), "{why}, compiling again");
             None
         };
-        let mut options = OpenOptions::new();
-        options.read(true).custom_flags(private::NO_FOLLOW);
-        let mut file = match self.dir.open_with(name, &options) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-            Err(_) => return refuse("cache entry cannot be opened (a link?)"),
+        let opened = |file_name: &str| match self.open_private(file_name) {
+            Ok(file) => Ok(file),
+            Err(None) => Err(None),
+            Err(Some(why)) => Err(refuse(why)),
         };
-        let meta = file.metadata().ok()?;
-        if !meta.is_file() || !private::owned_and_private(meta.uid(), meta.mode()) {
-            return refuse("cache entry belongs to another user or others can write it");
-        }
-        let mut data = Vec::new();
-        file.read_to_end(&mut data).ok()?;
-        let header = MAGIC.len() + DIGEST_BYTES;
-        if data.len() <= header || &data[..MAGIC.len()] != MAGIC {
+        let Ok(mut seal_file) = opened(&seal_name(name)) else {
+            return None;
+        };
+        let Ok(mut artifact) = opened(name) else {
+            return None;
+        };
+        let mut seal = Vec::with_capacity(SEAL_BYTES);
+        (&mut seal_file)
+            .take(SEAL_BYTES as u64 + 1)
+            .read_to_end(&mut seal)
+            .ok()?;
+        if seal.len() != SEAL_BYTES || &seal[..MAGIC.len()] != MAGIC {
             return refuse("cache entry is not valid");
         }
-        let (digest, artifact) = data[MAGIC.len()..].split_at(DIGEST_BYTES);
-        if Sha256::digest(artifact).as_slice() != digest {
-            return refuse("cache entry is corrupt");
+        let (length, digest) = seal[MAGIC.len()..].split_at(8);
+        let length = u64::from_le_bytes(length.try_into().ok()?);
+        match hash_file(&mut artifact) {
+            Ok((read, hash)) if read == length && hash.as_bytes() == digest => Some(artifact),
+            Ok(_) => refuse("cache entry is corrupt"),
+            Err(_) => None,
         }
-        Some(artifact.to_vec())
     }
 
-    /// Writes entry `name` atomically: a fresh private file, renamed into place.
+    /// Writes entry `name`: the artifact, then its seal, each atomically.
     fn write_entry(&self, name: &str, artifact: &[u8]) -> std::io::Result<()> {
+        let mut seal = Vec::with_capacity(SEAL_BYTES);
+        seal.extend_from_slice(MAGIC);
+        seal.extend_from_slice(&(artifact.len() as u64).to_le_bytes());
+        seal.extend_from_slice(blake3::hash(artifact).as_bytes());
+        self.write_file(name, artifact)?;
+        self.write_file(&seal_name(name), &seal)
+    }
+
+    /// Writes file `name` atomically: a fresh private file, renamed into place.
+    fn write_file(&self, name: &str, contents: &[u8]) -> std::io::Result<()> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let temporary = format!(
             ".{name}.{}-{}.tmp",
@@ -166,9 +208,7 @@ impl ArtifactCache {
             .custom_flags(private::NO_FOLLOW);
         let written = (|| {
             let mut file = self.dir.open_with(&temporary, &options)?;
-            file.write_all(MAGIC)?;
-            file.write_all(&Sha256::digest(artifact))?;
-            file.write_all(artifact)?;
+            file.write_all(contents)?;
             file.sync_all()?;
             self.dir.rename(&temporary, &self.dir, name)
         })();
@@ -179,17 +219,61 @@ impl ArtifactCache {
     }
 }
 
-/// `<sha256 of the component>-<engine compatibility hash>.cwasm`.
+/// The seal's file name of entry `name`.
+fn seal_name(name: &str) -> String {
+    format!("{name}.sum")
+}
+
+/// The length and BLAKE3 hash of what is left of `file`, read through a
+/// small buffer (the artifact may be tens of megabytes).
+fn hash_file(file: &mut File) -> std::io::Result<(u64, blake3::Hash)> {
+    let mut hasher = blake3::Hasher::new();
+    let mut buffer = vec![0; HASH_CHUNK];
+    let mut total = 0u64;
+    loop {
+        let read = match file.read(&mut buffer) {
+            Ok(0) => return Ok((total, hasher.finalize())),
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hasher.update(&buffer[..read]);
+        total += read as u64;
+    }
+}
+
+/// Deserializes the artifact in `file`: on Linux by mapping that very open
+/// file (through `/proc/self/fd`), elsewhere by reading it.
+///
+/// # Safety
+///
+/// As [`Component::deserialize`]: `file` must hold an artifact wasmtime
+/// wrote for a compatible engine, unchanged.
+unsafe fn deserialize(engine: &Engine, file: File) -> wasmtime::Result<Component> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        if Path::new(&path).exists() {
+            // SAFETY: as this function's contract.
+            return unsafe { Component::deserialize_file(engine, &path) };
+        }
+    }
+    let mut file = file;
+    let mut bytes = Vec::new();
+    file.seek(std::io::SeekFrom::Start(0))?;
+    file.read_to_end(&mut bytes)?;
+    // SAFETY: as this function's contract.
+    unsafe { Component::deserialize(engine, &bytes) }
+}
+
+/// `<BLAKE3 of the component>-<engine compatibility hash>.cwasm`.
 fn entry_name(engine: &Engine, bytes: &[u8]) -> String {
-    let component = hex(&Sha256::digest(bytes));
+    let component = blake3::hash(bytes).to_hex();
     let mut hasher = std::hash::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
     env!("CARGO_PKG_VERSION").hash(&mut hasher);
     format!("{component}-{:016x}.cwasm", hasher.finish())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn create_private_dir(dir: &Path) -> Result<(), String> {
@@ -334,25 +418,41 @@ mod tests {
         (dir, cache)
     }
 
+    /// The artifact of entry `name`, if the cache would use it.
+    fn read_entry(cache: &ArtifactCache, name: &str) -> Option<Vec<u8>> {
+        let mut file = cache.open_entry(name)?;
+        let mut bytes = Vec::new();
+        file.seek(std::io::SeekFrom::Start(0)).unwrap();
+        file.read_to_end(&mut bytes).unwrap();
+        Some(bytes)
+    }
+
     #[test]
     fn entries_are_checked_before_use() {
         let (_dir, cache) = cache();
         cache.write_entry("e.cwasm", b"artifact").unwrap();
         assert_eq!(
-            cache.read_entry("e.cwasm").as_deref(),
+            read_entry(&cache, "e.cwasm").as_deref(),
             Some(&b"artifact"[..])
         );
         let path = cache.dir().join("e.cwasm");
         let mut data = std::fs::read(&path).unwrap();
-        // Truncated, or one byte changed: not used.
+        // Truncated, longer, or one byte changed: not used.
         std::fs::write(&path, &data[..data.len() - 1]).unwrap();
-        assert_eq!(cache.read_entry("e.cwasm"), None);
+        assert_eq!(read_entry(&cache, "e.cwasm"), None);
+        std::fs::write(&path, b"artifact!").unwrap();
+        assert_eq!(read_entry(&cache, "e.cwasm"), None);
         let last = data.len() - 1;
         data[last] ^= 1;
         std::fs::write(&path, &data).unwrap();
-        assert_eq!(cache.read_entry("e.cwasm"), None);
-        std::fs::write(&path, b"toolhost").unwrap();
-        assert_eq!(cache.read_entry("e.cwasm"), None);
+        assert_eq!(read_entry(&cache, "e.cwasm"), None);
+        // A seal that is not one, or none: not used.
+        cache.write_entry("e.cwasm", b"artifact").unwrap();
+        let seal = cache.dir().join("e.cwasm.sum");
+        std::fs::write(&seal, b"toolhost").unwrap();
+        assert_eq!(read_entry(&cache, "e.cwasm"), None);
+        std::fs::remove_file(&seal).unwrap();
+        assert_eq!(read_entry(&cache, "e.cwasm"), None);
     }
 
     #[cfg(unix)]
@@ -367,11 +467,11 @@ mod tests {
             0o600
         );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
-        assert_eq!(cache.read_entry("e.cwasm"), None);
+        assert_eq!(read_entry(&cache, "e.cwasm"), None);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         std::os::unix::fs::symlink(&path, cache.dir().join("link.cwasm")).unwrap();
-        assert_eq!(cache.read_entry("link.cwasm"), None);
-        assert!(cache.read_entry("e.cwasm").is_some());
+        assert_eq!(read_entry(&cache, "link.cwasm"), None);
+        assert!(read_entry(&cache, "e.cwasm").is_some());
     }
 
     #[cfg(unix)]

@@ -1,6 +1,6 @@
 //! The compile cache: compile once, load after; never trust a bad entry.
 
-use toolhost_testkit::files_in;
+use toolhost_testkit::cache_entries;
 
 use serde_json::json;
 use toolhost::{Arguments, Compiled, Limits, Runtime, Tool, WasmModule, bundled_module};
@@ -22,7 +22,7 @@ fn compiled_once_then_loaded_from_the_cache() {
     let first = calc(&Runtime::with_cache_dir(&cache).unwrap(), Limits::default());
     assert_eq!(first.compiled(), Compiled::Fresh);
     assert_eq!(evaluate(&first), "42");
-    let files = files_in(&cache);
+    let files = cache_entries(&cache);
     assert_eq!(files.len(), 1, "{files:?}");
     // A new runtime (a new process, in effect) loads it instead of compiling.
     let second = calc(&Runtime::with_cache_dir(&cache).unwrap(), Limits::default());
@@ -37,7 +37,7 @@ fn compiled_once_then_loaded_from_the_cache() {
     let other = calc(&Runtime::with_cache_dir(&cache).unwrap(), deep);
     assert_eq!(other.compiled(), Compiled::Cached);
     assert_eq!(evaluate(&other), "42");
-    assert_eq!(files_in(&cache).len(), 1);
+    assert_eq!(cache_entries(&cache).len(), 1);
     // Another component is another entry.
     let text = WasmModule::from_bytes(
         &Runtime::with_cache_dir(&cache).unwrap(),
@@ -47,7 +47,7 @@ fn compiled_once_then_loaded_from_the_cache() {
     )
     .unwrap();
     assert_eq!(text.compiled(), Compiled::Fresh);
-    assert_eq!(files_in(&cache).len(), 2);
+    assert_eq!(cache_entries(&cache).len(), 2);
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn corrupt_or_truncated_entries_are_compiled_again() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     calc(&Runtime::with_cache_dir(&cache).unwrap(), Limits::default());
-    let entry = files_in(&cache).remove(0);
+    let entry = cache_entries(&cache).remove(0);
     let good = std::fs::read(&entry).unwrap();
     let mut flipped = good.clone();
     let middle = flipped.len() / 2;

@@ -93,6 +93,15 @@ pub fn files_in(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The compiled artifacts in cache directory `dir` (each `NAME.cwasm` has
+/// its seal, `NAME.cwasm.sum`, beside it), sorted.
+pub fn cache_entries(dir: &Path) -> Vec<PathBuf> {
+    files_in(dir)
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "cwasm"))
+        .collect()
+}
+
 /// A new directory `name` in `parent` that every user may write (mode 0777).
 #[cfg(unix)]
 pub fn world_writable_dir(parent: &Path, name: &str) -> PathBuf {

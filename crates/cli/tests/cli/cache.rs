@@ -1,6 +1,6 @@
 //! The command's compile cache: `--cache-dir`, `[cache]`, `compile`.
 
-use toolhost_testkit::files_in;
+use toolhost_testkit::cache_entries;
 
 #[cfg(unix)]
 #[test]
@@ -45,7 +45,7 @@ fn the_compile_command_fills_the_cache() {
     }
     let again = String::from_utf8_lossy(&run().stdout).into_owned();
     assert_eq!(again.matches(" cached ").count(), 3, "{again}");
-    assert_eq!(files_in(&cache).len(), 3);
+    assert_eq!(cache_entries(&cache).len(), 3);
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn the_config_names_the_cache_or_turns_it_off() {
     .unwrap();
     let out = toolhost(&["--config", "conf/toolhost.toml", "compile"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert_eq!(files_in(&dir.path().join("conf/artifacts")).len(), 1);
+    assert_eq!(cache_entries(&dir.path().join("conf/artifacts")).len(), 1);
     assert!(!dir.path().join("home").exists());
     // `--cache-dir` wins over the config.
     let flag = dir.path().join("flag");
@@ -82,7 +82,7 @@ fn the_config_names_the_cache_or_turns_it_off() {
         "compile",
     ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert_eq!(files_in(&flag).len(), 1);
+    assert_eq!(cache_entries(&flag).len(), 1);
 
     // `enabled = false`: nothing is written, and `compile` says why.
     std::fs::write(
