@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -88,17 +88,8 @@ impl StdioServer {
     }
 
     /// Sends SIGTERM and waits up to `timeout` for the server to exit.
-    pub fn terminate(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let pid = rustix::process::Pid::from_raw(self.child.id() as i32)?;
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
+    pub fn terminate(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        terminate(&mut self.child, timeout)
     }
 
     /// Writes `line` and a newline to the server's stdin.
@@ -251,8 +242,31 @@ impl Drop for StdioServer {
     }
 }
 
+/// Sends SIGTERM to `child` and waits up to `timeout` for it to exit.
+pub fn terminate(child: &mut Child, timeout: Duration) -> Option<ExitStatus> {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32)?;
+    let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// The CPU seconds process `pid` uses in one second, measured after
+/// letting 300 ms pass (for a call just stopped to wind down).
+pub fn cpu_in_the_next_second(pid: u32) -> f64 {
+    std::thread::sleep(Duration::from_millis(300));
+    let before = cpu_seconds(pid);
+    std::thread::sleep(Duration::from_secs(1));
+    cpu_seconds(pid) - before
+}
+
 /// CPU seconds process `pid` has used (user + system), from `/proc`.
-pub fn cpu_seconds(pid: u32) -> f64 {
+fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
     let after_name = stat.rsplit_once(')').expect("stat has a name").1;
     let fields: Vec<&str> = after_name.split_whitespace().collect();

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A running `toolhost serve --http 127.0.0.1:0`.
 pub struct HttpServer {
@@ -87,16 +87,7 @@ impl HttpServer {
 
     /// Sends SIGTERM and waits up to `timeout` for the server to exit.
     pub fn terminate(&mut self, timeout: Duration) -> Option<ExitStatus> {
-        let pid = rustix::process::Pid::from_raw(self.child.id() as i32)?;
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
+        crate::raw::terminate(&mut self.child, timeout)
     }
 }
 
@@ -111,17 +102,9 @@ pub fn metric_sum(text: &str, metric: &str) -> f64 {
 
 impl Drop for HttpServer {
     fn drop(&mut self) {
-        let pid = rustix::process::Pid::from_raw(self.child.id() as i32);
-        if let Some(pid) = pid {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        if self.terminate(Duration::from_secs(10)).is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
         }
-        for _ in 0..200 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
