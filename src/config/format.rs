@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::engine::PoolConfig;
 use crate::module::ModuleSource;
 use crate::names;
 use crate::policy::{Applies, Grants, LimitOverrides, Limits};
@@ -35,6 +36,9 @@ pub struct Config {
     /// How `toolhost serve` serves the tools over MCP.
     #[serde(default)]
     pub serve: ServeConfig,
+    /// The instance pool calls take their instances from.
+    #[serde(default)]
+    pub pool: PoolConfig,
 }
 
 /// `[serve]`: how `toolhost serve` serves the tools over the Model Context
@@ -175,10 +179,12 @@ impl Config {
         Ok(config)
     }
 
-    /// Checks limits, module entries, names, name servers and serving.
+    /// Checks limits, module entries, names, name servers, serving and the
+    /// instance pool.
     pub fn validate(&self) -> Result<(), String> {
         self.resolver.servers()?;
         self.serve.validate()?;
+        self.pool.validate()?;
         self.limits
             .validate()
             .map_err(|e| format!("[limits]: {e}"))?;

@@ -94,26 +94,33 @@ impl ArtifactCache {
         &self.path
     }
 
-    /// The component `bytes` compiled for `engine`, if the cache has a
-    /// valid entry for it.
-    pub(crate) fn load(&self, engine: &Engine, bytes: &[u8]) -> Option<Component> {
-        let name = entry_name(engine, bytes);
+    /// The component `bytes`, from the cache's entry for it if there is a
+    /// valid one, deserialized into the first of `engines` it can be (they
+    /// must all compile alike: the entry is named by the first).
+    pub(crate) fn load(&self, engines: &[&Engine], bytes: &[u8]) -> Option<Component> {
+        let first = engines.first()?;
+        let name = entry_name(first, bytes);
         let artifact = self.open_entry(&name)?;
-        // SAFETY: the entry was opened through a handle to a directory only
-        // this user can write (nor swap: checked up to `/`), without
-        // following links, is this user's and not writable by others, was
-        // written by toolhost and matches its seal; its name ties it to
-        // this component and this engine's configuration.
-        match unsafe { deserialize(engine, artifact) } {
-            Ok(component) => Some(component),
-            Err(e) => {
-                tracing::warn!(
-                    entry = %self.path.join(&name).display(),
-                    "cached artifact not usable, compiling again: {e}"
-                );
-                None
+        let mut last_error = None;
+        for engine in engines {
+            // SAFETY: the entry was opened through a handle to a directory
+            // only this user can write (nor swap: checked up to `/`),
+            // without following links, is this user's and not writable by
+            // others, was written by toolhost and matches its seal; its
+            // name ties it to this component and this engine's
+            // configuration.
+            match unsafe { deserialize(engine, &artifact) } {
+                Ok(component) => return Some(component),
+                Err(e) => last_error = Some(e),
             }
         }
+        if let Some(e) = last_error {
+            tracing::warn!(
+                entry = %self.path.join(&name).display(),
+                "cached artifact not usable, compiling again: {e}"
+            );
+        }
+        None
     }
 
     /// Stores `artifact`, the component `bytes` compiled for `engine`,
@@ -249,7 +256,7 @@ fn hash_file(file: &mut File) -> std::io::Result<(u64, blake3::Hash)> {
 ///
 /// As [`Component::deserialize`]: `file` must hold an artifact wasmtime
 /// wrote for a compatible engine, unchanged.
-unsafe fn deserialize(engine: &Engine, file: File) -> wasmtime::Result<Component> {
+unsafe fn deserialize(engine: &Engine, file: &File) -> wasmtime::Result<Component> {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;

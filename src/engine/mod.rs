@@ -3,10 +3,15 @@
 //!
 //! The bottom of the runtime: it knows nothing of tools, sandboxes or
 //! policies. The wasm stack size is an engine setting, so there is one
-//! engine per distinct stack size, made when first asked for.
+//! engine pair per distinct stack size, made when first asked for: one
+//! engine whose instances come from the instance pool, and one that
+//! allocates them on demand (for components that do not fit the pool, and
+//! calls that find it full). Both compile the same code, so one artifact
+//! serves both.
 
 mod cache;
 mod clock;
+mod pool;
 mod worker;
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,37 +20,79 @@ use wasmtime::{Config, Engine};
 
 pub use cache::{ArtifactCache, Compiled};
 pub(crate) use clock::{Clock, EPOCH_TICK};
+pub use pool::PoolConfig;
 pub(crate) use worker::CompileFailure;
 pub use worker::{CompileWorker, serve_compile_worker};
 
 /// Stack a host function called from wasm may use on top of the wasm stack.
 const HOST_STACK_BYTES: usize = 2 * 1024 * 1024;
 
-/// One engine per wasm stack size, each with a companion value `T` made
-/// with it (the sandbox keeps its linker there), and the clock that
+/// One engine pair per wasm stack size, each engine with a companion value
+/// `T` made with it (the sandbox keeps its linker there), and the clock that
 /// advances every engine's epoch.
 pub(crate) struct Engines<T> {
     entries: Mutex<Vec<Entry<T>>>,
     /// The engines the clock advances (shared with its ticking task).
     ticking: Arc<Mutex<Vec<Engine>>>,
     clock: Clock,
+    /// The instance pool of each pooled engine; `None` for none.
+    pool: Option<PoolConfig>,
 }
 
 struct Entry<T> {
     stack_bytes: usize,
-    engine: Engine,
-    companion: Arc<T>,
+    pair: EnginePair<T>,
+}
+
+/// The engines for one wasm stack size, each with its companion.
+pub(crate) struct EnginePair<T> {
+    /// Instances from the pool; `None` when the pool is off or could not be
+    /// set up here.
+    pub pooled: Option<(Engine, Arc<T>)>,
+    /// Instances allocated on demand.
+    pub on_demand: (Engine, Arc<T>),
+}
+
+impl<T> Clone for EnginePair<T> {
+    fn clone(&self) -> Self {
+        let copy = |(engine, companion): &(Engine, Arc<T>)| (engine.clone(), Arc::clone(companion));
+        Self {
+            pooled: self.pooled.as_ref().map(copy),
+            on_demand: copy(&self.on_demand),
+        }
+    }
+}
+
+impl<T> EnginePair<T> {
+    /// The engines to try a component in, the pooled one first.
+    pub(crate) fn engines(&self) -> Vec<&Engine> {
+        self.pooled
+            .iter()
+            .chain([&self.on_demand])
+            .map(|(engine, _)| engine)
+            .collect()
+    }
+
+    /// The companion of `engine`, one of this pair's.
+    pub(crate) fn companion_of(&self, engine: &Engine) -> &Arc<T> {
+        match &self.pooled {
+            Some((pooled, companion)) if Engine::same(pooled, engine) => companion,
+            _ => &self.on_demand.1,
+        }
+    }
 }
 
 impl<T> Engines<T> {
-    /// No engines yet, and a running clock.
-    pub(crate) fn new() -> anyhow::Result<Self> {
+    /// No engines yet, and a running clock; engines made later take their
+    /// instances from a pool configured as `pool` (if it is enabled).
+    pub(crate) fn new(pool: &PoolConfig) -> anyhow::Result<Self> {
         let ticking: Arc<Mutex<Vec<Engine>>> = Arc::default();
         let clock = Clock::start(Arc::downgrade(&ticking))?;
         Ok(Self {
             entries: Mutex::new(Vec::new()),
             ticking,
             clock,
+            pool: pool.enabled.then(|| pool.clone()),
         })
     }
 
@@ -54,41 +101,72 @@ impl<T> Engines<T> {
         &self.clock
     }
 
-    /// The engine for `stack_bytes` of wasm stack and its companion, made
-    /// (with `make`) on first use.
+    /// The engines for `stack_bytes` of wasm stack and their companions,
+    /// made (with `make`) on first use.
     pub(crate) fn get(
         &self,
         stack_bytes: usize,
-        make: impl FnOnce(&Engine) -> anyhow::Result<T>,
-    ) -> anyhow::Result<(Engine, Arc<T>)> {
+        make: impl Fn(&Engine) -> anyhow::Result<T>,
+    ) -> anyhow::Result<EnginePair<T>> {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(found) = entries.iter().find(|e| e.stack_bytes == stack_bytes) {
-            return Ok((found.engine.clone(), Arc::clone(&found.companion)));
+            return Ok(found.pair.clone());
         }
-        let engine = new_engine(stack_bytes)?;
-        let companion = Arc::new(make(&engine)?);
+        let with_companion = |engine: Engine| -> anyhow::Result<(Engine, Arc<T>)> {
+            let companion = Arc::new(make(&engine)?);
+            Ok((engine, companion))
+        };
+        let on_demand = with_companion(new_engine(stack_bytes)?)?;
+        let pooled = match self.pooled_engine(stack_bytes) {
+            Some(engine) => Some(with_companion(engine)?),
+            None => None,
+        };
+        let pair = EnginePair { pooled, on_demand };
+        let mut ticking = self.ticking.lock().unwrap_or_else(PoisonError::into_inner);
+        ticking.extend(pair.engines().into_iter().cloned());
         entries.push(Entry {
             stack_bytes,
-            engine: engine.clone(),
-            companion: Arc::clone(&companion),
+            pair: pair.clone(),
         });
-        self.ticking
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(engine.clone());
-        Ok((engine, companion))
+        Ok(pair)
+    }
+
+    /// The pooled engine for `stack_bytes`, if the pool is on and can be set
+    /// up (it reserves address space at once; a process with a small
+    /// address-space limit cannot).
+    fn pooled_engine(&self, stack_bytes: usize) -> Option<Engine> {
+        let pool = self.pool.as_ref()?;
+        let mut config = engine_config(stack_bytes);
+        config.allocation_strategy(pool.allocation());
+        match Engine::new(&config) {
+            Ok(engine) => Some(engine),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot set up the instance pool, allocating instances on demand \
+                     (set [pool] smaller, or enabled = false): {}",
+                    describe_error(&e)
+                );
+                None
+            }
+        }
     }
 }
 
-/// An engine with fuel, epoch interruption and `stack_bytes` of wasm stack
-/// (also what a compile worker compiles for).
+/// An engine with fuel, epoch interruption and `stack_bytes` of wasm stack,
+/// allocating instances on demand (also what a compile worker compiles for).
 pub(crate) fn new_engine(stack_bytes: usize) -> anyhow::Result<Engine> {
+    Engine::new(&engine_config(stack_bytes)).map_err(anyhow::Error::from)
+}
+
+/// What every engine is: the settings compiled code depends on are the same
+/// for pooled and on-demand engines, so an artifact serves both.
+fn engine_config(stack_bytes: usize) -> Config {
     let mut config = Config::new();
     config.consume_fuel(true);
     config.epoch_interruption(true);
     config.max_wasm_stack(stack_bytes);
     config.async_stack_size(stack_bytes.saturating_add(HOST_STACK_BYTES));
-    Engine::new(&config).map_err(anyhow::Error::from)
+    config
 }
 
 /// A wasmtime error as one line: its causes joined by `: `, without the wasm backtrace.
@@ -99,4 +177,25 @@ pub(crate) fn describe_error(error: &wasmtime::Error) -> String {
         .filter(|text| !text.starts_with("error while executing at wasm backtrace"))
         .collect();
     parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::{DefaultHasher, Hash, Hasher};
+
+    fn compatibility(engine: &Engine) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        hasher.finish()
+    }
+
+    #[test]
+    fn pooled_and_on_demand_engines_share_artifacts() {
+        let engines = Engines::<()>::new(&PoolConfig::default()).unwrap();
+        let pair = engines.get(512 * 1024, |_| Ok(())).unwrap();
+        let (pooled, _) = pair.pooled.as_ref().expect("the pool is set up");
+        assert_eq!(compatibility(pooled), compatibility(&pair.on_demand.0));
+        assert_eq!(pair.engines().len(), 2);
+    }
 }

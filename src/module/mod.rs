@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 use crate::engine::{Compiled, describe_error};
 use crate::names;
 use crate::policy::{Access, Limits, to_usize};
-use crate::sandbox::{self, CallReport, Captured, Request, Runtime, Target};
+use crate::sandbox::{self, CallReport, Captured, Overflow, Request, Runtime, Target};
+use wasmtime::Engine;
 use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
 
 pub use bundled::{BUNDLED_MODULES, BundledModule, bundled_module};
@@ -99,21 +100,25 @@ impl WasmModule {
         binary::check_header(name, bytes, &limits)?;
         let state = instance_state::instance_state(bytes);
         check_state(name, state.bytes, &limits)?;
-        let linker = runtime.linker(&limits).map_err(|e| {
+        let linkers = runtime.linkers(&limits).map_err(|e| {
             let reason = format!("cannot make an engine for these limits: {e:#}");
             fail(LoadErrorKind::InvalidLimits, reason)
         })?;
         let started = Instant::now();
-        let (component, compiled) =
-            runtime
-                .compile(linker.engine(), bytes, &limits)
-                .map_err(|e| {
-                    fail(
-                        LoadErrorKind::Compile,
-                        binary::compile_failure_reason(e, &limits),
-                    )
-                })?;
+        let (component, compiled) = runtime
+            .compile(&linkers.engines(), bytes, &limits)
+            .map_err(|e| {
+                fail(
+                    LoadErrorKind::Compile,
+                    binary::compile_failure_reason(e, &limits),
+                )
+            })?;
         let compile_time = started.elapsed();
+        let linker = linkers.companion_of(component.engine());
+        let pooled = linkers
+            .pooled
+            .as_ref()
+            .is_some_and(|(engine, _)| Engine::same(engine, component.engine()));
         world::check_exports(name, &component)?;
         let imports = component
             .component_type()
@@ -124,9 +129,12 @@ impl WasmModule {
             let reason = world::import_error_reason(&describe_error(&e));
             fail(LoadErrorKind::MissingImport, reason)
         })?;
+        let overflow = pooled
+            .then(|| Arc::new(Overflow::new(Arc::clone(&linkers.on_demand.1), component)));
         let target = Target {
             module: name.into(),
             pre,
+            overflow,
             limits,
             access: Arc::default(),
             transcodes: binary::transcodes_strings(bytes),
@@ -195,6 +203,13 @@ impl WasmModule {
     /// How long compiling the component (or loading it from the cache) took.
     pub fn compile_time(&self) -> Duration {
         self.inner.compile_time
+    }
+
+    /// Whether calls take their instances from the runtime's instance pool
+    /// ([`PoolConfig`](crate::PoolConfig)): `false` when the pool is off,
+    /// or the component (or its `max_table_elements`) does not fit a slot.
+    pub fn pooled(&self) -> bool {
+        self.inner.target.overflow.is_some()
     }
 
     /// Whether the component was compiled at load or came from the cache.

@@ -10,6 +10,7 @@ use wasmtime::component::InstancePre;
 use super::capture::{Capture, Captured};
 use super::fault::{Fault, classify};
 use super::guest_stderr::name_the_cause;
+use super::overflow::{Overflow, pool_was_full};
 use super::resolver::NameResolver;
 use super::state::CallState;
 use super::store::new_store;
@@ -24,6 +25,9 @@ pub(crate) struct Target {
     pub module: Arc<str>,
     /// The component, linked and ready to instantiate.
     pub pre: InstancePre<CallState>,
+    /// Where calls go when `pre`'s instance pool is full (`None` when `pre`
+    /// allocates on demand).
+    pub overflow: Option<Arc<Overflow>>,
     /// The limits of each call.
     pub limits: Limits,
     /// What each call may reach.
@@ -95,11 +99,42 @@ pub(crate) async fn run(target: Target, request: Request) -> CallReport {
 
 /// The outcome, and whether a memory growth was refused on the way.
 async fn run_in_store(target: &Target, request: Request, outputs: Outputs<'_>) -> (Outcome, bool) {
+    match run_with(target, &target.pre, request.clone(), outputs).await {
+        Attempt::PoolFull => {}
+        Attempt::Done(outcome, refused) => return (outcome, refused),
+    }
+    // No guest code ran: the pool refused the instance (or its stack)
+    // first. Start again with an instance of our own.
+    let pre = match target.overflow.as_deref().map(Overflow::pre) {
+        Some(Ok(pre)) => pre,
+        Some(Err(fault)) => return (Err(fault), false),
+        None => return (Err(Fault::Host("the instance pool is full".into())), false),
+    };
+    match run_with(target, pre, request, outputs).await {
+        Attempt::Done(outcome, refused) => (outcome, refused),
+        Attempt::PoolFull => (Err(Fault::Host("the instance pool is full".into())), false),
+    }
+}
+
+/// How one attempt at a call ended.
+enum Attempt {
+    /// With this outcome, and whether a memory growth was refused.
+    Done(Outcome, bool),
+    /// Before it started: the instance pool had no room.
+    PoolFull,
+}
+
+/// The call run in a fresh store and instance of `pre`.
+async fn run_with(
+    target: &Target,
+    pre: &InstancePre<CallState>,
+    request: Request,
+    outputs: Outputs<'_>,
+) -> Attempt {
     let limits = &target.limits;
-    let pre = &target.pre;
-    let mut store = match new_store(target, outputs) {
+    let mut store = match new_store(target, pre.engine(), outputs) {
         Ok(store) => store,
-        Err(fault) => return (Err(fault), false),
+        Err(fault) => return Attempt::Done(Err(fault), false),
     };
     let timeout = Duration::from_millis(limits.timeout_ms);
     let max_bytes = to_usize(match request {
@@ -112,6 +147,9 @@ async fn run_in_store(target: &Target, request: Request, outputs: Outputs<'_>) -
     let outcome = match tokio::time::timeout(timeout + EPOCH_TICK, call).await {
         Err(_elapsed) => Err(Fault::Timeout),
         Ok(Ok(answer)) => answer,
+        Ok(Err(error)) if pool_was_full(&error) && target.overflow.is_some() => {
+            return Attempt::PoolFull;
+        }
         Ok(Err(error)) => Err(classify(&error, target)),
     };
     let limiter = &store.data().limiter;
@@ -123,7 +161,7 @@ async fn run_in_store(target: &Target, request: Request, outputs: Outputs<'_>) -
         }
         other => other,
     };
-    (outcome, limiter.exceeded())
+    Attempt::Done(outcome, limiter.exceeded())
 }
 
 async fn invoke(

@@ -16,6 +16,7 @@ mod guest_stderr;
 mod linker;
 mod network;
 mod open_files;
+mod overflow;
 mod overrides;
 mod resolver;
 mod runtime;
@@ -24,6 +25,7 @@ mod store;
 mod wasi_context;
 
 pub(crate) use call::{CallReport, Request, Target, run};
+pub(crate) use overflow::Overflow;
 pub(crate) use capture::Captured;
 pub(crate) use fault::Fault;
 pub(crate) use open_files::open_file_limit;

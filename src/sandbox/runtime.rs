@@ -12,19 +12,20 @@ use super::linker::new_linker;
 use super::resolver::NameResolver;
 use super::state::CallState;
 use crate::engine::{
-    ArtifactCache, Clock, CompileFailure, CompileWorker, Compiled, Engines, describe_error,
+    ArtifactCache, Clock, CompileFailure, CompileWorker, Compiled, EnginePair, Engines, PoolConfig,
+    describe_error,
 };
 use crate::policy::Limits;
 
 /// The shared machinery modules are compiled and run with.
 ///
 /// A `Runtime` holds wasmtime engines (compiled code is shared by every
-/// call), the linkers that provide WASI 0.2 to guests (each call decides
-/// what WASI actually grants), a small background thread that advances the
-/// engines' epoch and drives timers and sockets, and optionally a compile
-/// cache. The wasm stack size is an engine setting, so there is one engine
-/// per distinct `max_stack_kib` in use, made when a module first asks for
-/// it. It is cheap to clone; the background work stops when the last clone
+/// call), the pool call instances come from ([`PoolConfig`]), the linkers
+/// that provide WASI 0.2 to guests (each call decides what WASI actually
+/// grants), a small background thread that advances the engines' epoch and
+/// drives timers and sockets, and optionally a compile cache. The wasm
+/// stack size is an engine setting, so there are engines per distinct
+/// `max_stack_kib` in use, made when a module first asks for them. It is cheap to clone; the background work stops when the last clone
 /// is dropped.
 ///
 /// ```
@@ -54,6 +55,7 @@ pub struct RuntimeBuilder {
     cache_dir: Option<PathBuf>,
     name_servers: Option<Vec<SocketAddr>>,
     worker: Option<CompileWorker>,
+    pool: Option<PoolConfig>,
 }
 
 impl RuntimeBuilder {
@@ -81,8 +83,18 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Take call instances from a pool configured as `pool` (default:
+    /// [`PoolConfig::default`]); [`PoolConfig::disabled`] allocates every
+    /// instance on demand.
+    pub fn pool(mut self, pool: PoolConfig) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
     /// Starts the runtime.
     pub fn build(self) -> anyhow::Result<Runtime> {
+        let pool = self.pool.unwrap_or_default();
+        pool.validate().map_err(anyhow::Error::msg)?;
         let cache = match self.cache_dir {
             Some(dir) => Some(ArtifactCache::open(dir).map_err(anyhow::Error::msg)?),
             None => None,
@@ -95,7 +107,7 @@ impl RuntimeBuilder {
         super::open_file_limit();
         let runtime = Runtime {
             inner: Arc::new(Inner {
-                engines: Engines::new()?,
+                engines: Engines::new(&pool)?,
                 cache,
                 resolver,
                 worker: self.worker,
@@ -103,7 +115,7 @@ impl RuntimeBuilder {
         };
         // The engine for the default limits, made now so that a broken
         // setup shows at start rather than at the first load.
-        runtime.linker(&Limits::default())?;
+        runtime.linkers(&Limits::default())?;
         Ok(runtime)
     }
 }
@@ -141,59 +153,67 @@ impl Runtime {
         self.inner.cache.as_ref()
     }
 
-    /// The linker (and through it, the engine) for modules under `limits`.
-    pub(crate) fn linker(&self, limits: &Limits) -> anyhow::Result<Arc<Linker<CallState>>> {
-        let (_engine, linker) = self.inner.engines.get(limits.stack_bytes(), new_linker)?;
-        Ok(linker)
+    /// The engines and linkers for modules under `limits`: the pooled ones
+    /// only if the pool is on and its slots hold what `limits` allow.
+    pub(crate) fn linkers(&self, limits: &Limits) -> anyhow::Result<EnginePair<Linker<CallState>>> {
+        let mut pair = self.inner.engines.get(limits.stack_bytes(), new_linker)?;
+        if !PoolConfig::fits_tables(limits.max_table_elements) {
+            pair.pooled = None;
+        }
+        Ok(pair)
     }
 
-    /// The component `bytes` compiled for `engine`: from the cache, else
-    /// compiled (in the worker if there is one, within the compile limits of
-    /// `limits`) and stored in the cache.
+    /// The component `bytes`, ready to run in the first of `engines` it fits
+    /// (all compile alike; the last must accept any valid component): from
+    /// the cache, else compiled (in the worker if there is one, within the
+    /// compile limits of `limits`) and stored in the cache.
     pub(crate) fn compile(
         &self,
-        engine: &Engine,
+        engines: &[&Engine],
         bytes: &[u8],
         limits: &Limits,
     ) -> Result<(Component, Compiled), CompileFailure> {
         let cache = self.inner.cache.as_ref();
-        if let Some(component) = cache.and_then(|c| c.load(engine, bytes)) {
+        if let Some(component) = cache.and_then(|c| c.load(engines, bytes)) {
             return Ok((component, Compiled::Cached));
         }
-        let invalid = |e: wasmtime::Error| CompileFailure::Invalid(describe_error(&e));
-        let component = match &self.inner.worker {
-            Some(worker) => {
-                let artifact = worker.compile(
-                    bytes,
-                    limits.stack_bytes(),
-                    limits.compile_timeout(),
-                    limits.compile_memory_bytes(),
-                )?;
-                // SAFETY: the artifact was made just now by the compile worker
-                // (toolhost's own code) for an engine configured as this one.
-                let component =
-                    unsafe { Component::deserialize(engine, &artifact) }.map_err(|e| {
-                        CompileFailure::Worker(format!(
-                            "its artifact is not usable: {}",
-                            describe_error(&e)
-                        ))
-                    })?;
-                if let Some(cache) = cache {
-                    cache.store(engine, bytes, &artifact);
-                }
-                component
-            }
+        let Some(&any) = engines.last() else {
+            return Err(CompileFailure::Invalid("no engine to compile for".into()));
+        };
+        let artifact = match &self.inner.worker {
+            Some(worker) => worker.compile(
+                bytes,
+                limits.stack_bytes(),
+                limits.compile_timeout(),
+                limits.compile_memory_bytes(),
+            )?,
             None => {
-                let component = Component::from_binary(engine, bytes).map_err(invalid)?;
-                if let Some(cache) = cache {
-                    match component.serialize() {
-                        Ok(artifact) => cache.store(engine, bytes, &artifact),
-                        Err(e) => tracing::warn!("cannot serialize compiled artifact: {e}"),
+                let component = Component::from_binary(any, bytes)
+                    .map_err(|e| CompileFailure::Invalid(describe_error(&e)))?;
+                let artifact = component.serialize();
+                if let (Some(cache), Ok(artifact)) = (cache, &artifact) {
+                    cache.store(any, bytes, artifact);
+                }
+                match artifact {
+                    // Only the on-demand engine: the component is ready.
+                    _ if engines.len() == 1 => return Ok((component, Compiled::Fresh)),
+                    Ok(artifact) => {
+                        let pooled = deserialize_into_first(engines, &artifact);
+                        return Ok((pooled.unwrap_or(component), Compiled::Fresh));
+                    }
+                    Err(e) => {
+                        tracing::warn!("cannot serialize compiled artifact: {e}");
+                        return Ok((component, Compiled::Fresh));
                     }
                 }
-                component
             }
         };
+        if let Some(cache) = cache {
+            cache.store(any, bytes, &artifact);
+        }
+        let component = deserialize_into_first(engines, &artifact).map_err(|e| {
+            CompileFailure::Worker(format!("its artifact is not usable: {}", describe_error(&e)))
+        })?;
         Ok((component, Compiled::Fresh))
     }
 
@@ -206,6 +226,22 @@ impl Runtime {
     pub(crate) fn clock(&self) -> &Clock {
         self.inner.engines.clock()
     }
+}
+
+/// `artifact` deserialized into the first of `engines` that takes it, or the
+/// last one's error.
+fn deserialize_into_first(engines: &[&Engine], artifact: &[u8]) -> wasmtime::Result<Component> {
+    let mut last = Err(wasmtime::Error::msg("no engine to load the component in"));
+    for engine in engines {
+        // SAFETY: the artifact was made just now, by toolhost's own code (in
+        // this process or its compile worker), for an engine configured as
+        // each of these.
+        last = unsafe { Component::deserialize(engine, artifact) };
+        if last.is_ok() {
+            break;
+        }
+    }
+    last
 }
 
 impl std::fmt::Debug for Runtime {

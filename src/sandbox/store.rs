@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
-use wasmtime::{Store, StoreLimitsBuilder, UpdateDeadline};
+use wasmtime::{Engine, Store, StoreLimitsBuilder, UpdateDeadline};
 
 use super::budget::CallBudget;
 use super::call::Target;
@@ -22,8 +22,12 @@ const MAX_COMPONENT_HANDLES: usize = 10_000;
 /// WASI resources (streams, files, pollables) alive at once (wasmtime: 1,000,000).
 const MAX_WASI_RESOURCES: usize = 10_000;
 
-/// A store for one call of `target`, writing to `outputs`.
-pub(super) fn new_store(target: &Target, outputs: Outputs<'_>) -> Result<Store<CallState>, Fault> {
+/// A store in `engine` for one call of `target`, writing to `outputs`.
+pub(super) fn new_store(
+    target: &Target,
+    engine: &Engine,
+    outputs: Outputs<'_>,
+) -> Result<Store<CallState>, Fault> {
     let limits = &target.limits;
     let access = &target.access;
     let deadline = Instant::now() + Duration::from_millis(limits.timeout_ms);
@@ -54,7 +58,7 @@ pub(super) fn new_store(target: &Target, outputs: Outputs<'_>) -> Result<Store<C
         lookups,
         deadline,
     };
-    let mut store = Store::new(target.pre.engine(), state);
+    let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);
     store.set_hostcall_fuel(target.host_copy_bytes());
     store.set_max_component_handles(MAX_COMPONENT_HANDLES);

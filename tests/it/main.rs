@@ -15,6 +15,7 @@ mod limits;
 mod loading;
 mod manager;
 mod network;
+mod pool;
 mod sandbox;
 
 /// The checks of the fuzz targets, replayed by `fuzz_inputs`.

@@ -91,11 +91,13 @@ pub fn warn_failures(report: &LoadReport) {
 
 /// A runtime as the command runs it: components compiled by this program
 /// in a child process (`toolhost compile-worker`), where compile limits
-/// hold, and the config's name servers.
+/// hold, and the config's name servers and instance pool.
 pub fn runtime_builder(loaded: &LoadedConfig) -> anyhow::Result<RuntimeBuilder> {
     let program = std::env::current_exe().context("cannot find this program's path")?;
     let worker = CompileWorker::new(program, ["compile-worker"]);
-    let mut builder = Runtime::builder().compile_worker(worker);
+    let mut builder = Runtime::builder()
+        .compile_worker(worker)
+        .pool(loaded.config.pool.clone());
     let servers = loaded
         .config
         .resolver

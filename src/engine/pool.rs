@@ -1,0 +1,175 @@
+//! [`PoolConfig`]: the pooling instance allocator every call's instance
+//! comes from, and how big it is.
+//!
+//! With the pool, wasmtime reserves the address space of every instance
+//! slot once, at start, and a call's instance takes a slot and gives it
+//! back: no `mmap`/`munmap` per call (whose TLB shootdowns serialise
+//! threads), copy-on-write memory images reused from slot to slot, and only
+//! the pages a call dirtied reset afterwards. Isolation is unchanged: a slot
+//! is wiped before it is used again.
+//!
+//! A component that does not fit a slot (more core instances, memories or
+//! tables than a slot holds) is instantiated on demand instead, and so is a
+//! call that finds the pool full: the pool only makes calls faster, it never
+//! refuses one.
+
+use serde::Deserialize;
+use wasmtime::{Enabled, PoolingAllocationConfig};
+
+/// The largest linear memory of a pooled instance: the `memory_mib` maximum,
+/// so that a module's memory limit is the same pooled or not. Only address
+/// space is reserved for it (wasmtime reserves 4 GiB per memory anyway).
+const SLOT_MEMORY_BYTES: usize = 4 << 30;
+/// Elements of one table in a slot: the default `max_table_elements`. A
+/// module allowed larger tables runs on demand.
+pub(crate) const SLOT_TABLE_ELEMENTS: u64 = 100_000;
+/// Per component instance: core instances, memories and tables (the default
+/// `max_instances`, `max_memories` and `max_tables` per call).
+const SLOT_CORE_INSTANCES: u32 = 100;
+const SLOT_MEMORIES: u32 = 20;
+const SLOT_TABLES: u32 = 100;
+/// Core instances in the whole pool, per component instance.
+const CORE_INSTANCES_PER_CALL: u32 = 16;
+/// A table slot's elements kept resident between uses, in bytes.
+const TABLE_KEEP_RESIDENT: usize = 1 << 20;
+/// Largest values accepted, so that the reserved address space stays far
+/// below what a 64-bit process has (47 bits).
+const MAX_INSTANCES: u32 = 10_000;
+const MAX_MEMORIES: u32 = 10_000;
+const MAX_TABLES: u32 = 100_000;
+
+/// `[pool]`: the pooling instance allocator calls take their instances from.
+///
+/// The defaults suit a server with up to 256 calls in flight. Past
+/// `instances` (or `memories`, or `tables`) calls at once, a call gets an
+/// instance allocated on demand, which is slower but otherwise the same.
+/// Each memory slot reserves a little over 4 GiB of address space (not
+/// memory); `keep_resident_kib` of a slot's memory stays resident after a
+/// call so the next one does not fault it in again.
+///
+/// ```
+/// let pool: toolhost::PoolConfig = toml::from_str("instances = 64\nmemories = 128").unwrap();
+/// assert!(pool.enabled);
+/// assert_eq!(pool.instances, 64);
+/// pool.validate().unwrap();
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PoolConfig {
+    /// Use the pool (default `true`); `false` allocates every instance on
+    /// demand.
+    pub enabled: bool,
+    /// Component instances at once: calls in flight, in all modules.
+    pub instances: u32,
+    /// Linear memories at once (a component has one or a few).
+    pub memories: u32,
+    /// Tables at once (a component has one or a few per core module).
+    pub tables: u32,
+    /// Linear memory of a slot kept resident after a call, in KiB.
+    pub keep_resident_kib: u32,
+    /// Slots that keep memory resident for a module no call is using right
+    /// now (they make that module's next call fast); the pool's resident
+    /// memory is at most about `(calls in flight + warm_slots) x
+    /// keep_resident_kib`.
+    pub warm_slots: u32,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            instances: 256,
+            memories: 512,
+            tables: 1024,
+            keep_resident_kib: 4096,
+            warm_slots: 16,
+        }
+    }
+}
+
+impl PoolConfig {
+    /// No pool: every instance allocated on demand.
+    pub fn disabled() -> Self {
+        Self {
+            enabled: false,
+            ..Self::default()
+        }
+    }
+
+    /// Checks every count is in range; the error names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        let counts = [
+            ("instances", self.instances, MAX_INSTANCES),
+            ("memories", self.memories, MAX_MEMORIES),
+            ("tables", self.tables, MAX_TABLES),
+        ];
+        for (key, value, max) in counts {
+            if value == 0 || value > max {
+                return Err(format!(
+                    "[pool]: `{key}` must be between 1 and {max} (it is {value})"
+                ));
+            }
+        }
+        if self.keep_resident_kib > 1024 * 1024 {
+            return Err(format!(
+                "[pool]: `keep_resident_kib` must be at most 1048576 (1 GiB; it is {})",
+                self.keep_resident_kib
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether a module allowed tables of `max_table_elements` can use the
+    /// pool (a pooled table cannot grow past its slot).
+    pub(crate) fn fits_tables(max_table_elements: u64) -> bool {
+        max_table_elements <= SLOT_TABLE_ELEMENTS
+    }
+
+    /// wasmtime's configuration for this pool.
+    pub(crate) fn allocation(&self) -> PoolingAllocationConfig {
+        let keep_resident = usize::try_from(self.keep_resident_kib)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(1024);
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_component_instances(self.instances)
+            .total_core_instances(self.instances.saturating_mul(CORE_INSTANCES_PER_CALL))
+            .total_memories(self.memories)
+            .total_tables(self.tables)
+            // One fiber stack per call in flight.
+            .total_stacks(self.instances)
+            .max_memory_size(SLOT_MEMORY_BYTES)
+            .table_elements(usize::try_from(SLOT_TABLE_ELEMENTS).unwrap_or(usize::MAX))
+            .max_core_instances_per_component(SLOT_CORE_INSTANCES)
+            .max_memories_per_component(SLOT_MEMORIES)
+            .max_tables_per_component(SLOT_TABLES)
+            .max_memories_per_module(SLOT_MEMORIES)
+            .max_tables_per_module(SLOT_TABLES)
+            .linear_memory_keep_resident(keep_resident)
+            .table_keep_resident(TABLE_KEEP_RESIDENT)
+            .max_unused_warm_slots(self.warm_slots)
+            // Resets only the pages a call dirtied, where the kernel can
+            // say which (Linux 6.7 and later); elsewhere, all of them.
+            .pagemap_scan(Enabled::Auto);
+        pool
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_and_huge_counts_are_refused_by_name() {
+        let zero = PoolConfig {
+            memories: 0,
+            ..PoolConfig::default()
+        };
+        assert!(zero.validate().unwrap_err().contains("`memories`"));
+        let huge = PoolConfig {
+            instances: 1_000_000,
+            ..PoolConfig::default()
+        };
+        assert!(huge.validate().unwrap_err().contains("`instances`"));
+        PoolConfig::default().validate().unwrap();
+    }
+}
