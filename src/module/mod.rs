@@ -23,8 +23,8 @@ use crate::engine::{Compiled, describe_error};
 use crate::names;
 use crate::policy::{Access, Limits, to_usize};
 use crate::sandbox::{self, CallReport, Captured, Overflow, Request, Runtime, Target};
-use wasmtime::Engine;
 use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
+use wasmtime::Engine;
 
 pub use bundled::{BUNDLED_MODULES, BundledModule, bundled_module};
 pub use load_error::{LoadError, LoadErrorKind};
@@ -129,8 +129,8 @@ impl WasmModule {
             let reason = world::import_error_reason(&describe_error(&e));
             fail(LoadErrorKind::MissingImport, reason)
         })?;
-        let overflow = pooled
-            .then(|| Arc::new(Overflow::new(Arc::clone(&linkers.on_demand.1), component)));
+        let overflow =
+            pooled.then(|| Arc::new(Overflow::new(Arc::clone(&linkers.on_demand.1), component)));
         let target = Target {
             module: name.into(),
             pre,

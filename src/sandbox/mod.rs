@@ -25,8 +25,8 @@ mod store;
 mod wasi_context;
 
 pub(crate) use call::{CallReport, Request, Target, run};
-pub(crate) use overflow::Overflow;
 pub(crate) use capture::Captured;
 pub(crate) use fault::Fault;
 pub(crate) use open_files::open_file_limit;
+pub(crate) use overflow::Overflow;
 pub use runtime::{Runtime, RuntimeBuilder};

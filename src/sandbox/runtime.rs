@@ -212,7 +212,10 @@ impl Runtime {
             cache.store(any, bytes, &artifact);
         }
         let component = deserialize_into_first(engines, &artifact).map_err(|e| {
-            CompileFailure::Worker(format!("its artifact is not usable: {}", describe_error(&e)))
+            CompileFailure::Worker(format!(
+                "its artifact is not usable: {}",
+                describe_error(&e)
+            ))
         })?;
         Ok((component, Compiled::Fresh))
     }

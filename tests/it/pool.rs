@@ -10,7 +10,10 @@ use crate::common::{call, guest, tight_limits, tool_call};
 
 /// A runtime whose pool holds `instances` component instances.
 fn runtime_with(pool: PoolConfig) -> Runtime {
-    Runtime::builder().pool(pool).build().expect("runtime starts")
+    Runtime::builder()
+        .pool(pool)
+        .build()
+        .expect("runtime starts")
 }
 
 fn tiny_pool() -> PoolConfig {
