@@ -210,6 +210,29 @@ fn load_bad_components() {
     assert!(WasmModule::from_bytes(runtime(), "bad", &real[..real.len() / 2], limits).is_err());
 }
 
+/// `rounds` rounds of every attack on each of `THREADS` threads (the first
+/// numbered from `first`), while another thread loads bad components.
+fn in_parallel(manager: &Arc<ToolManager>, rounds: usize, first: usize) {
+    let mut threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let m = Arc::clone(manager);
+            std::thread::spawn(move || {
+                for round in 0..rounds {
+                    one_round(&m, first + t * rounds + round);
+                }
+            })
+        })
+        .collect();
+    threads.push(std::thread::spawn(move || {
+        for _ in 0..rounds {
+            load_bad_components();
+        }
+    }));
+    for thread in threads {
+        thread.join().expect("no thread panicked");
+    }
+}
+
 #[test]
 fn hostile_and_benign_calls_mixed_across_threads() {
     let root = tempfile::tempdir().unwrap();
@@ -217,36 +240,23 @@ fn hostile_and_benign_calls_mixed_across_threads() {
     std::fs::write(root.path().join("data/hello.txt"), "hi").unwrap();
     std::fs::write(root.path().join("secret.txt"), "top secret").unwrap();
     let manager = Arc::new(manager(root.path()));
-    // Warm up (every attack once, every bad component once), then measure.
-    one_round(&manager, 0);
-    load_bad_components();
+    // Warm up with the same mix at once (every attack, every bad component),
+    // so that the instance pool's slots in use and warm (whose resident
+    // memory is bounded by `[pool]`, see PoolConfig) are in the baseline;
+    // then measure.
+    in_parallel(&manager, 1, 0);
     let baseline = resident_bytes();
-
-    let mut threads: Vec<_> = (0..THREADS)
-        .map(|t| {
-            let m = Arc::clone(&manager);
-            std::thread::spawn(move || {
-                for round in 0..ROUNDS {
-                    one_round(&m, 1 + t * ROUNDS + round);
-                }
-            })
-        })
-        .collect();
-    threads.push(std::thread::spawn(|| {
-        for _ in 0..ROUNDS {
-            load_bad_components();
-        }
-    }));
-    for thread in threads {
-        thread.join().expect("no thread panicked");
-    }
+    in_parallel(&manager, ROUNDS, 1);
     assert!(!root.path().join("data/new.txt").exists());
     assert!(std::fs::symlink_metadata(root.path().join("data/evil")).is_err());
 
     let after = resident_bytes();
     let grown = after.saturating_sub(baseline);
     // The attacks alone asked for THREADS * ROUNDS * (32 + 32 + 300) MiB and
-    // more; a leak of even one membomb per call would show here.
+    // more; a leak of even one membomb per call would show here. The pool's
+    // resident memory is in the bound too: each slot used, at most (calls in
+    // flight + warm_slots) = 5 + 16 of them, keeps up to keep_resident_kib
+    // (1 MiB by default) of its memory and 1 MiB of its tables.
     eprintln!(
         "resident: baseline {} MiB, after {} MiB",
         baseline >> 20,

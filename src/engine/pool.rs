@@ -37,6 +37,10 @@ const TABLE_KEEP_RESIDENT: usize = 1 << 20;
 const MAX_INSTANCES: u32 = 10_000;
 const MAX_MEMORIES: u32 = 10_000;
 const MAX_TABLES: u32 = 100_000;
+/// Bounds of the pre-instantiation keys.
+const MAX_READY_PER_MODULE: u32 = 64;
+const MIN_READY_IDLE_MS: u64 = 100;
+const MAX_READY_IDLE_MS: u64 = 86_400_000;
 
 /// `[pool]`: the pooling instance allocator calls take their instances from.
 ///
@@ -72,6 +76,16 @@ pub struct PoolConfig {
     /// memory is at most about `(calls in flight + warm_slots) x
     /// keep_resident_kib`.
     pub warm_slots: u32,
+    /// Fresh instances made ahead of calls, per module (default 2; 0 turns
+    /// pre-instantiation off). Each serves exactly one call.
+    pub ready_per_module: u32,
+    /// Instances made ahead of calls in all modules (default 64; with the
+    /// pool on, at most half its `instances`). Each holds at most its
+    /// module's memory limit.
+    pub ready_total: u32,
+    /// An instance made ahead that no call took for this long is dropped
+    /// (default 60000 ms).
+    pub ready_idle_ms: u64,
 }
 
 impl Default for PoolConfig {
@@ -81,8 +95,11 @@ impl Default for PoolConfig {
             instances: 256,
             memories: 512,
             tables: 1024,
-            keep_resident_kib: 4096,
+            keep_resident_kib: 1024,
             warm_slots: 16,
+            ready_per_module: 2,
+            ready_total: 64,
+            ready_idle_ms: 60_000,
         }
     }
 }
@@ -116,7 +133,35 @@ impl PoolConfig {
                 self.keep_resident_kib
             ));
         }
+        if self.ready_per_module > MAX_READY_PER_MODULE {
+            return Err(format!(
+                "[pool]: `ready_per_module` must be at most {MAX_READY_PER_MODULE} (it is {})",
+                self.ready_per_module
+            ));
+        }
+        if self.ready_total > MAX_INSTANCES {
+            return Err(format!(
+                "[pool]: `ready_total` must be at most {MAX_INSTANCES} (it is {})",
+                self.ready_total
+            ));
+        }
+        if !(MIN_READY_IDLE_MS..=MAX_READY_IDLE_MS).contains(&self.ready_idle_ms) {
+            return Err(format!(
+                "[pool]: `ready_idle_ms` must be between {MIN_READY_IDLE_MS} and \
+                 {MAX_READY_IDLE_MS} (it is {})",
+                self.ready_idle_ms
+            ));
+        }
         Ok(())
+    }
+
+    /// Instances made ahead of calls, in all modules at once: `ready_total`,
+    /// and with the pool on at most half its slots, so that calls always
+    /// find room.
+    pub(crate) fn ready_limit(&self) -> usize {
+        let total = self.ready_total;
+        let total = if self.enabled { total.min(self.instances / 2) } else { total };
+        usize::try_from(total).unwrap_or(usize::MAX)
     }
 
     /// Whether a module allowed tables of `max_table_elements` can use the
@@ -170,6 +215,25 @@ mod tests {
             ..PoolConfig::default()
         };
         assert!(huge.validate().unwrap_err().contains("`instances`"));
+        let idle = PoolConfig {
+            ready_idle_ms: 0,
+            ..PoolConfig::default()
+        };
+        assert!(idle.validate().unwrap_err().contains("`ready_idle_ms`"));
         PoolConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn ready_instances_leave_half_the_pool_to_calls() {
+        let small = PoolConfig {
+            instances: 10,
+            ..PoolConfig::default()
+        };
+        assert_eq!(small.ready_limit(), 5);
+        let off = PoolConfig {
+            instances: 10,
+            ..PoolConfig::disabled()
+        };
+        assert_eq!(off.ready_limit(), 64);
     }
 }

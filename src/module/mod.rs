@@ -135,6 +135,7 @@ impl WasmModule {
             module: name.into(),
             pre,
             overflow,
+            ready: runtime.ready_instances(),
             limits,
             access: Arc::default(),
             transcodes: binary::transcodes_strings(bytes),
@@ -143,6 +144,7 @@ impl WasmModule {
         };
         let read = tool_info::read_tools(name, &target);
         let tools = runtime.clock().block_on(runtime.clock().drive(read))?;
+        prepare_first(runtime, &target);
         Ok(Self {
             inner: Arc::new(Inner {
                 name: name.to_string(),
@@ -164,6 +166,9 @@ impl WasmModule {
     pub fn with_access(self, access: Access) -> Self {
         let mut inner = (*self.inner).clone();
         inner.target.access = Arc::new(access);
+        // Instances made for the old access must not serve the new one.
+        inner.target.ready = inner.runtime.ready_instances();
+        prepare_first(&inner.runtime, &inner.target);
         Self {
             inner: Arc::new(inner),
         }
@@ -210,6 +215,12 @@ impl WasmModule {
     /// or the component (or its `max_table_elements`) does not fit a slot.
     pub fn pooled(&self) -> bool {
         self.inner.target.overflow.is_some()
+    }
+
+    /// How many fresh instances are ready for this module's next calls
+    /// (made ahead, each for one call; see `[pool] ready_per_module`).
+    pub fn ready_instances(&self) -> usize {
+        self.inner.target.ready.as_ref().map_or(0, |r| r.count())
     }
 
     /// Whether the component was compiled at load or came from the cache.
@@ -260,6 +271,16 @@ impl WasmModule {
             Ok(Err(text)) => Err(ToolError::failed(&tool, &text)),
             Err(fault) => Err(fault_text::call_error(&tool, fault, &inner.target.limits)),
         }
+    }
+}
+
+/// Makes the first instance ahead of `target`'s calls now, so that even the
+/// first call finds one ready; the rest are made after calls, in the
+/// background.
+fn prepare_first(runtime: &Runtime, target: &Target) {
+    if let Some(ready) = &target.ready {
+        let clock = runtime.clock();
+        clock.block_on(clock.drive(ready.fill_one(target)));
     }
 }
 

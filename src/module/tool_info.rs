@@ -33,6 +33,8 @@ pub(super) async fn read_tools(name: &str, target: &Target) -> Result<Vec<Module
     let info_target = Target {
         limits: info_limits,
         access: Arc::new(Access::default()),
+        // Instances made ahead are for calls, with the call limits.
+        ready: None,
         ..target.clone()
     };
     let report = sandbox::run(info_target, Request::ToolInfo).await;

@@ -1,16 +1,19 @@
-//! One sandboxed call: a fresh store and instance, the export run under the
-//! call's limits, and what came of it.
+//! One sandboxed call: a fresh store and instance (made ahead of the call
+//! when one is ready), the export run under the call's limits, and what came
+//! of it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use wasmtime::Store;
-use wasmtime::component::InstancePre;
+use wasmtime::component::{Instance, InstancePre};
 
 use super::capture::{Capture, Captured};
+use super::deadline::Deadline;
 use super::fault::{Fault, classify};
 use super::guest_stderr::name_the_cause;
 use super::overflow::{Overflow, pool_was_full};
+use super::ready::{Prepared, ReadyInstances, dispose};
 use super::resolver::NameResolver;
 use super::state::CallState;
 use super::store::new_store;
@@ -28,6 +31,8 @@ pub(crate) struct Target {
     /// Where calls go when `pre`'s instance pool is full (`None` when `pre`
     /// allocates on demand).
     pub overflow: Option<Arc<Overflow>>,
+    /// Instances of `pre` made ahead of calls (`None` when that is off).
+    pub ready: Option<Arc<ReadyInstances>>,
     /// The limits of each call.
     pub limits: Limits,
     /// What each call may reach.
@@ -75,11 +80,19 @@ pub(crate) struct CallReport {
 }
 
 /// Runs `request` in a fresh instance of `pre` under `limits`, reaching
-/// what `access` allows.
+/// what `access` allows: one made ahead if a call finds one ready, else one
+/// made now.
 ///
 /// The future owns everything it uses, so that it can be polled anywhere;
 /// dropping it ends the call (and drops its instance) at once.
 pub(crate) async fn run(target: Target, request: Request) -> CallReport {
+    let prepared = match (&request, &target.ready) {
+        (Request::Call { .. }, Some(ready)) => ready.take(&target),
+        _ => None,
+    };
+    if let Some(prepared) = prepared {
+        return run_prepared(&target, prepared, request).await;
+    }
     let captured = to_usize(target.limits.max_captured_bytes);
     let stdout = Capture::new(captured);
     let stderr = Capture::new(captured);
@@ -88,6 +101,39 @@ pub(crate) async fn run(target: Target, request: Request) -> CallReport {
         stderr: &stderr,
     };
     let (result, memory_refused) = run_in_store(&target, request, outputs).await;
+    report(result, memory_refused, &stdout, &stderr)
+}
+
+/// The call run in an instance made ahead of it.
+async fn run_prepared(target: &Target, prepared: Prepared, request: Request) -> CallReport {
+    let Prepared {
+        mut store,
+        instance,
+        stdout,
+        stderr,
+        deadline,
+        held,
+        ..
+    } = prepared;
+    // The call's time starts now, not when the instance was made.
+    let timeout = Duration::from_millis(target.limits.timeout_ms);
+    deadline.restart(timeout);
+    store.set_epoch_deadline(1);
+    let max_bytes = max_bytes(&target.limits, &request);
+    let call = call_export(&mut store, &instance, request, max_bytes);
+    let outcome = match tokio::time::timeout(timeout + EPOCH_TICK, call).await {
+        Err(_elapsed) => Err(Fault::Timeout),
+        Ok(Ok(answer)) => answer,
+        Ok(Err(error)) => Err(classify(&error, target)),
+    };
+    let (outcome, memory_refused) = settle(&store, outcome);
+    dispose(store, Some(held));
+    report(outcome, memory_refused, &stdout, &stderr)
+}
+
+/// The report of a call with `result`, naming the cause of a fault from
+/// what the guest wrote to stderr.
+fn report(result: Outcome, memory_refused: bool, stdout: &Capture, stderr: &Capture) -> CallReport {
     let stderr = stderr.contents();
     let result = result.map_err(|fault| name_the_cause(fault, &stderr.text(), memory_refused));
     CallReport {
@@ -132,15 +178,13 @@ async fn run_with(
     outputs: Outputs<'_>,
 ) -> Attempt {
     let limits = &target.limits;
-    let mut store = match new_store(target, pre.engine(), outputs) {
+    let timeout = Duration::from_millis(limits.timeout_ms);
+    let deadline = Deadline::after(timeout);
+    let mut store = match new_store(target, pre.engine(), outputs, &deadline) {
         Ok(store) => store,
         Err(fault) => return Attempt::Done(Err(fault), false),
     };
-    let timeout = Duration::from_millis(limits.timeout_ms);
-    let max_bytes = to_usize(match request {
-        Request::ToolInfo => limits.max_tool_info_bytes,
-        Request::Call { .. } => limits.max_output_bytes,
-    });
+    let max_bytes = max_bytes(limits, &request);
     // The epoch deadline traps guest code that spins; this timeout also
     // ends a call that is blocked in a host function (a long sleep).
     let call = invoke(&mut store, pre, request, max_bytes);
@@ -152,6 +196,21 @@ async fn run_with(
         }
         Ok(Err(error)) => Err(classify(&error, target)),
     };
+    let (outcome, memory_refused) = settle(&store, outcome);
+    dispose(store, None);
+    Attempt::Done(outcome, memory_refused)
+}
+
+/// The most bytes `request`'s answer may have.
+fn max_bytes(limits: &Limits, request: &Request) -> usize {
+    to_usize(match request {
+        Request::ToolInfo => limits.max_tool_info_bytes,
+        Request::Call { .. } => limits.max_output_bytes,
+    })
+}
+
+/// `outcome` as the limits saw it, and whether a memory growth was refused.
+fn settle(store: &Store<CallState>, outcome: Outcome) -> (Outcome, bool) {
     let limiter = &store.data().limiter;
     // A table refused for the memory it would take hit the memory limit,
     // whatever wasmtime's text says.
@@ -161,9 +220,10 @@ async fn run_with(
         }
         other => other,
     };
-    Attempt::Done(outcome, limiter.exceeded())
+    (outcome, limiter.exceeded())
 }
 
+/// Instantiates `pre` in `store` and runs `request`.
 async fn invoke(
     store: &mut Store<CallState>,
     pre: &InstancePre<CallState>,
@@ -171,6 +231,16 @@ async fn invoke(
     max_bytes: usize,
 ) -> wasmtime::Result<Outcome> {
     let instance = pre.instantiate_async(&mut *store).await?;
+    call_export(store, &instance, request, max_bytes).await
+}
+
+/// Runs `request`'s export of `instance`.
+async fn call_export(
+    store: &mut Store<CallState>,
+    instance: &Instance,
+    request: Request,
+    max_bytes: usize,
+) -> wasmtime::Result<Outcome> {
     match request {
         Request::ToolInfo => {
             let func = instance.get_typed_func::<(), (String,)>(&mut *store, "tool-info")?;

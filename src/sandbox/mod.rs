@@ -11,6 +11,7 @@
 mod budget;
 mod call;
 mod capture;
+mod deadline;
 mod fault;
 mod guest_stderr;
 mod linker;
@@ -18,6 +19,7 @@ mod network;
 mod open_files;
 mod overflow;
 mod overrides;
+mod ready;
 mod resolver;
 mod runtime;
 mod state;

@@ -5,12 +5,12 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
 
 use tokio::sync::Semaphore;
 use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::sockets::SocketAddrUse;
 
+use super::deadline::Deadline;
 use super::resolver::NameResolver;
 use crate::policy::{Access, Endpoint};
 
@@ -19,7 +19,7 @@ use crate::policy::{Access, Endpoint};
 #[derive(Clone)]
 pub(super) struct ConnectChecks {
     pub resolver: NameResolver,
-    pub deadline: Instant,
+    pub deadline: Deadline,
     pub lookups: Arc<Semaphore>,
 }
 
@@ -69,7 +69,7 @@ async fn may_connect(endpoints: &[Endpoint], checks: &ConnectChecks, addr: Socke
             Endpoint::Name(host, port) if *port == addr.port() => {
                 let found = checks
                     .resolver
-                    .lookup(host, checks.deadline, &checks.lookups)
+                    .lookup(host, checks.deadline.get(), &checks.lookups)
                     .await;
                 if found.is_ok_and(|found| found.contains(&addr.ip())) {
                     return true;

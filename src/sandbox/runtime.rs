@@ -9,6 +9,7 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
 use super::linker::new_linker;
+use super::ready::{ReadyBudget, ReadyInstances};
 use super::resolver::NameResolver;
 use super::state::CallState;
 use crate::engine::{
@@ -47,6 +48,8 @@ struct Inner {
     cache: Option<ArtifactCache>,
     resolver: NameResolver,
     worker: Option<CompileWorker>,
+    /// Bounds the instances made ahead of calls, in all modules.
+    ready: Arc<ReadyBudget>,
 }
 
 /// How a [`Runtime`] is set up: see [`Runtime::builder`].
@@ -111,6 +114,7 @@ impl RuntimeBuilder {
                 cache,
                 resolver,
                 worker: self.worker,
+                ready: Arc::new(ReadyBudget::new(&pool)),
             }),
         };
         // The engine for the default limits, made now so that a broken
@@ -223,6 +227,12 @@ impl Runtime {
     /// How the host names of network grants are looked up.
     pub(crate) fn resolver(&self) -> &NameResolver {
         &self.inner.resolver
+    }
+
+    /// A new, empty set of instances made ahead of one module's calls, or
+    /// `None` when `[pool] ready_per_module` is 0.
+    pub(crate) fn ready_instances(&self) -> Option<Arc<ReadyInstances>> {
+        self.inner.ready.shelf()
     }
 
     /// The clock every call's timers and sockets are driven by.

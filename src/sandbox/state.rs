@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
 
 use tokio::sync::Semaphore;
 
@@ -11,6 +10,7 @@ use wasmtime::{ResourceLimiter, StoreLimits};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::budget::{CallBudget, OpenFile};
+use super::deadline::Deadline;
 use super::resolver::NameResolver;
 use crate::policy::Access;
 
@@ -32,7 +32,7 @@ pub(crate) struct CallState {
     /// Lookups the call may have in flight.
     pub(super) lookups: Arc<Semaphore>,
     /// When the call's time is up (lookups end by then).
-    pub(super) deadline: Instant,
+    pub(super) deadline: Deadline,
 }
 
 impl CallState {

@@ -2,12 +2,12 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, Store, StoreLimitsBuilder, UpdateDeadline};
 
 use super::budget::CallBudget;
+use super::deadline::Deadline;
 use super::call::Target;
 use super::fault::Fault;
 use super::network::ConnectChecks;
@@ -22,19 +22,20 @@ const MAX_COMPONENT_HANDLES: usize = 10_000;
 /// WASI resources (streams, files, pollables) alive at once (wasmtime: 1,000,000).
 const MAX_WASI_RESOURCES: usize = 10_000;
 
-/// A store in `engine` for one call of `target`, writing to `outputs`.
+/// A store in `engine` for one call of `target`, writing to `outputs`, whose
+/// time is up at `deadline`.
 pub(super) fn new_store(
     target: &Target,
     engine: &Engine,
     outputs: Outputs<'_>,
+    deadline: &Deadline,
 ) -> Result<Store<CallState>, Fault> {
     let limits = &target.limits;
     let access = &target.access;
-    let deadline = Instant::now() + Duration::from_millis(limits.timeout_ms);
     let lookups = Arc::new(Semaphore::new(LOOKUPS_AT_ONCE));
     let checks = ConnectChecks {
         resolver: target.resolver.clone(),
-        deadline,
+        deadline: deadline.clone(),
         lookups: Arc::clone(&lookups),
     };
     let wasi = wasi_context(access, checks, outputs)?;
@@ -56,7 +57,7 @@ pub(super) fn new_store(
         open_sockets: HashMap::new(),
         resolver: target.resolver.clone(),
         lookups,
-        deadline,
+        deadline: deadline.clone(),
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);
@@ -65,7 +66,7 @@ pub(super) fn new_store(
     store
         .set_fuel(limits.fuel)
         .map_err(|e| Fault::Host(format!("cannot set fuel: {e}")))?;
-    set_deadline(&mut store, deadline);
+    set_deadline(&mut store, deadline.clone());
     Ok(store)
 }
 
@@ -74,10 +75,10 @@ pub(super) fn new_store(
 /// At every epoch tick the guest yields to the executor (so a spinning
 /// guest never holds an async worker for more than a tick) and is
 /// interrupted, as a trap, once the deadline is past.
-fn set_deadline(store: &mut Store<CallState>, deadline: Instant) {
+fn set_deadline(store: &mut Store<CallState>, deadline: Deadline) {
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |_| {
-        if Instant::now() >= deadline {
+        if deadline.passed() {
             Ok(UpdateDeadline::Interrupt)
         } else {
             Ok(UpdateDeadline::Yield(1))

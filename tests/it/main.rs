@@ -16,6 +16,7 @@ mod loading;
 mod manager;
 mod network;
 mod pool;
+mod ready;
 mod sandbox;
 
 /// The checks of the fuzz targets, replayed by `fuzz_inputs`.

@@ -95,7 +95,7 @@ fn resolve_addresses(
         return Ok((Err(ErrorCode::AccessDenied),));
     }
     let resolver = state.resolver.clone();
-    let deadline = state.deadline;
+    let deadline = state.deadline.get();
     let slots = Arc::clone(&state.lookups);
     let lookup: Lookup = Box::pin(async move { resolver.lookup(&name, deadline, &slots).await });
     let stream = state.table.push(NameLookup {

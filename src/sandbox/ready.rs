@@ -1,0 +1,282 @@
+//! [`ReadyInstances`]: fresh instances of a module, made before its calls.
+//!
+//! Making an instance (its store, its WASI context, and the component's
+//! instantiation with its start functions) is most of what a small call
+//! costs, and nearly all of what a Python or JavaScript tool's call costs.
+//! So each module keeps a few instances made ahead of time, in the
+//! background. A call takes one, uses it for exactly that call, and its
+//! store is then dropped in the background too: no instance ever serves two
+//! calls, so isolation is the same as when the call makes its own.
+//!
+//! A ready instance is made under its module's limits and access exactly as
+//! a call's would be; its fuel and memory already count what instantiation
+//! used, and its time starts again when the call takes it. The instances
+//! are bounded per module and in all ([`PoolConfig`]), an instance no call
+//! took for `ready_idle_ms` is dropped, and a call that finds none makes its
+//! own, as it would without them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::runtime::Handle;
+use wasmtime::Store;
+use wasmtime::component::Instance;
+
+use super::call::Target;
+use super::capture::Capture;
+use super::deadline::Deadline;
+use super::overflow::pool_was_full;
+use super::state::CallState;
+use super::store::new_store;
+use super::wasi_context::Outputs;
+use crate::engine::{EPOCH_TICK, PoolConfig};
+use crate::policy::to_usize;
+
+/// How many instances are made ahead, per module and in all, and how long
+/// they are kept: shared by every module of a runtime.
+pub(crate) struct ReadyBudget {
+    per_module: usize,
+    limit: usize,
+    idle: Duration,
+    /// Instances made ahead that are alive now (on a shelf, being made, or
+    /// not yet dropped after their call).
+    held: AtomicUsize,
+}
+
+impl ReadyBudget {
+    /// The budget `pool` sets.
+    pub(crate) fn new(pool: &PoolConfig) -> Self {
+        Self {
+            per_module: to_usize(u64::from(pool.ready_per_module)),
+            limit: pool.ready_limit(),
+            idle: Duration::from_millis(pool.ready_idle_ms),
+            held: AtomicUsize::new(0),
+        }
+    }
+
+    /// A new, empty shelf for one module's calls, or `None` when
+    /// pre-instantiation is off.
+    pub(crate) fn shelf(self: &Arc<Self>) -> Option<Arc<ReadyInstances>> {
+        if self.per_module == 0 || self.limit == 0 {
+            return None;
+        }
+        Some(Arc::new(ReadyInstances {
+            budget: Arc::clone(self),
+            shelf: Mutex::new(Shelf::default()),
+        }))
+    }
+
+    /// A place for one more instance, if the budget has one.
+    fn reserve(self: &Arc<Self>) -> Option<Held> {
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                (held < self.limit).then_some(held + 1)
+            })
+            .ok()?;
+        Some(Held(Arc::clone(self)))
+    }
+}
+
+/// One instance's place in the [`ReadyBudget`], given back when dropped.
+pub(crate) struct Held(Arc<ReadyBudget>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.held.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A store with a fresh instance in it, not yet used by any call.
+pub(crate) struct Prepared {
+    pub store: Store<CallState>,
+    pub instance: Instance,
+    pub stdout: Capture,
+    pub stderr: Capture,
+    /// The store's deadline, to restart when the call begins.
+    pub deadline: Deadline,
+    /// Its place in the budget, to give back once the store is dropped.
+    pub held: Held,
+    /// When it was made (it is dropped after the idle time).
+    made: Instant,
+}
+
+/// The instances made ahead for one module (and one access).
+pub(crate) struct ReadyInstances {
+    budget: Arc<ReadyBudget>,
+    shelf: Mutex<Shelf>,
+}
+
+#[derive(Default)]
+struct Shelf {
+    ready: Vec<Prepared>,
+    /// Instances being made now.
+    making: usize,
+    /// Making one failed (other than for a full pool): calls make their own
+    /// from now on, and report why it fails.
+    broken: bool,
+    /// Whether a task drops the instances left idle.
+    sweeping: bool,
+}
+
+/// Why an instance could not be made ahead.
+enum Unready {
+    /// No room now (pool or budget); try again after a later call.
+    NoRoom,
+    /// It fails; calls will fail the same way, and say why.
+    Broken,
+}
+
+impl ReadyInstances {
+    /// An instance for one call of `target`, if one is ready. Either way,
+    /// the shelf is refilled in the background.
+    pub(crate) fn take(self: &Arc<Self>, target: &Target) -> Option<Prepared> {
+        let prepared = self.lock().ready.pop();
+        self.refill(target);
+        prepared
+    }
+
+    /// How many instances are ready now.
+    pub(crate) fn count(&self) -> usize {
+        self.lock().ready.len()
+    }
+
+    /// Makes one instance of `target` now, on the caller's task, unless the
+    /// shelf is full or broken.
+    pub(crate) async fn fill_one(self: &Arc<Self>, target: &Target) {
+        let Some(held) = self.start_making() else {
+            return;
+        };
+        let made = make(target, held).await;
+        self.shelve(made);
+    }
+
+    /// Starts making, in the background, as many instances as the shelf
+    /// lacks (and the budget allows). Without a tokio runtime at hand
+    /// (the caller is not in a call), nothing happens.
+    pub(crate) fn refill(self: &Arc<Self>, target: &Target) {
+        let Ok(runtime) = Handle::try_current() else {
+            return;
+        };
+        while let Some(held) = self.start_making() {
+            let shelf = Arc::clone(self);
+            let target = target.clone();
+            runtime.spawn(async move {
+                let made = make(&target, held).await;
+                shelf.shelve(made);
+            });
+        }
+        self.start_sweeping(&runtime);
+    }
+
+    /// A place on the shelf and in the budget for one more instance.
+    fn start_making(self: &Arc<Self>) -> Option<Held> {
+        let mut shelf = self.lock();
+        if shelf.broken || shelf.ready.len() + shelf.making >= self.budget.per_module {
+            return None;
+        }
+        let held = self.budget.reserve()?;
+        shelf.making += 1;
+        Some(held)
+    }
+
+    fn shelve(&self, made: Result<Prepared, Unready>) {
+        let mut shelf = self.lock();
+        shelf.making -= 1;
+        match made {
+            Ok(prepared) => shelf.ready.push(prepared),
+            Err(Unready::NoRoom) => {}
+            Err(Unready::Broken) => shelf.broken = true,
+        }
+    }
+
+    /// Drops, from time to time, the instances no call took for the idle
+    /// time; the task ends when the shelf is empty (or gone).
+    fn start_sweeping(self: &Arc<Self>, runtime: &Handle) {
+        let idle = self.budget.idle;
+        {
+            let mut shelf = self.lock();
+            if shelf.sweeping {
+                return;
+            }
+            shelf.sweeping = true;
+        }
+        let shelf = Arc::downgrade(self);
+        runtime.spawn(async move {
+            loop {
+                tokio::time::sleep(idle / 2).await;
+                if !sweep(&shelf, idle) {
+                    return;
+                }
+            }
+        });
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shelf> {
+        self.shelf.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Drops the instances of `shelf` older than `idle`; whether to go on
+/// (not when the shelf is gone, or empty with nothing being made).
+fn sweep(shelf: &Weak<ReadyInstances>, idle: Duration) -> bool {
+    let Some(shelf) = shelf.upgrade() else {
+        return false;
+    };
+    let mut guard = shelf.lock();
+    let (stale, fresh): (Vec<Prepared>, Vec<Prepared>) = std::mem::take(&mut guard.ready)
+        .into_iter()
+        .partition(|p| p.made.elapsed() >= idle);
+    guard.ready = fresh;
+    let going_on = !guard.ready.is_empty() || guard.making > 0;
+    guard.sweeping = going_on;
+    drop(guard);
+    drop(stale);
+    going_on
+}
+
+/// A fresh store and instance for one call of `target`, made under its
+/// limits.
+async fn make(target: &Target, held: Held) -> Result<Prepared, Unready> {
+    let limits = &target.limits;
+    let captured = to_usize(limits.max_captured_bytes);
+    let stdout = Capture::new(captured);
+    let stderr = Capture::new(captured);
+    let timeout = Duration::from_millis(limits.timeout_ms);
+    let deadline = Deadline::after(timeout);
+    let outputs = Outputs {
+        stdout: &stdout,
+        stderr: &stderr,
+    };
+    let mut store = new_store(target, target.pre.engine(), outputs, &deadline)
+        .map_err(|_| Unready::Broken)?;
+    let instantiate = target.pre.instantiate_async(&mut store);
+    let instance = match tokio::time::timeout(timeout + EPOCH_TICK, instantiate).await {
+        Ok(Ok(instance)) => instance,
+        Ok(Err(error)) if pool_was_full(&error) => return Err(Unready::NoRoom),
+        Ok(Err(_)) | Err(_) => return Err(Unready::Broken),
+    };
+    Ok(Prepared {
+        store,
+        instance,
+        stdout,
+        stderr,
+        deadline,
+        held,
+        made: Instant::now(),
+    })
+}
+
+/// Drops `store` (and gives back its place) off the caller's path, on the
+/// runtime at hand, or here without one.
+pub(crate) fn dispose(store: Store<CallState>, held: Option<Held>) {
+    match Handle::try_current() {
+        Ok(runtime) => {
+            runtime.spawn(async move {
+                drop(store);
+                drop(held);
+            });
+        }
+        Err(_) => drop((store, held)),
+    }
+}
