@@ -160,7 +160,11 @@ impl PoolConfig {
     /// find room.
     pub(crate) fn ready_limit(&self) -> usize {
         let total = self.ready_total;
-        let total = if self.enabled { total.min(self.instances / 2) } else { total };
+        let total = if self.enabled {
+            total.min(self.instances / 2)
+        } else {
+            total
+        };
         usize::try_from(total).unwrap_or(usize::MAX)
     }
 

@@ -248,8 +248,8 @@ async fn make(target: &Target, held: Held) -> Result<Prepared, Unready> {
         stdout: &stdout,
         stderr: &stderr,
     };
-    let mut store = new_store(target, target.pre.engine(), outputs, &deadline)
-        .map_err(|_| Unready::Broken)?;
+    let mut store =
+        new_store(target, target.pre.engine(), outputs, &deadline).map_err(|_| Unready::Broken)?;
     let instantiate = target.pre.instantiate_async(&mut store);
     let instance = match tokio::time::timeout(timeout + EPOCH_TICK, instantiate).await {
         Ok(Ok(instance)) => instance,
@@ -267,16 +267,41 @@ async fn make(target: &Target, held: Held) -> Result<Prepared, Unready> {
     })
 }
 
+/// Stores waiting to be dropped in the background, in all runtimes; past
+/// [`MAX_PENDING_DROPS`] a caller drops its own, so that a background that
+/// cannot keep up makes calls slower, never memory grow.
+static PENDING_DROPS: AtomicUsize = AtomicUsize::new(0);
+const MAX_PENDING_DROPS: usize = 64;
+
 /// Drops `store` (and gives back its place) off the caller's path, on the
-/// runtime at hand, or here without one.
+/// runtime at hand; here when there is none or too many are waiting.
 pub(crate) fn dispose(store: Store<CallState>, held: Option<Held>) {
-    match Handle::try_current() {
-        Ok(runtime) => {
-            runtime.spawn(async move {
-                drop(store);
-                drop(held);
-            });
+    let waiting = PendingDrop::new();
+    match (Handle::try_current(), waiting) {
+        (Ok(runtime), Some(waiting)) => {
+            // Dropped with the task, run or not: the count stays right.
+            runtime.spawn(async move { drop((store, held, waiting)) });
         }
-        Err(_) => drop((store, held)),
+        _ => drop((store, held)),
+    }
+}
+
+/// One store counted in [`PENDING_DROPS`] until this is dropped.
+struct PendingDrop;
+
+impl PendingDrop {
+    fn new() -> Option<Self> {
+        PENDING_DROPS
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_PENDING_DROPS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Self)
+    }
+}
+
+impl Drop for PendingDrop {
+    fn drop(&mut self) {
+        PENDING_DROPS.fetch_sub(1, Ordering::AcqRel);
     }
 }

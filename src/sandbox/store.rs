@@ -7,8 +7,8 @@ use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, Store, StoreLimitsBuilder, UpdateDeadline};
 
 use super::budget::CallBudget;
-use super::deadline::Deadline;
 use super::call::Target;
+use super::deadline::Deadline;
 use super::fault::Fault;
 use super::network::ConnectChecks;
 use super::resolver::LOOKUPS_AT_ONCE;
