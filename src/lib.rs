@@ -71,7 +71,7 @@ pub use module::{
 };
 pub use policy::{
     Access, Applies, DirAccess, DirGrant, DirMode, Endpoint, Grants, LimitOverrides, LimitSpec,
-    Limits, NetworkGrant,
+    Limits, NetworkGrant, Warm,
 };
 pub use registry::{
     ControllerError, ControllerSpec, DEFAULT_MAX_PARALLEL, Decision, Mode, RegisterError,

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use crate::engine::PoolConfig;
 use crate::module::ModuleSource;
 use crate::names;
-use crate::policy::{Applies, Grants, LimitOverrides, Limits};
+use crate::policy::{Applies, Grants, LimitOverrides, Limits, Warm};
 use crate::registry::ToolController;
 
 /// The parsed `toolhost.toml`.
@@ -168,6 +168,13 @@ pub struct ModuleEntry {
     /// What this module's calls may reach; nothing unless granted.
     #[serde(default)]
     pub grants: Grants,
+    /// Reuse long-lived instances from call to call (default `false`: a
+    /// fresh instance for every call). See [`WasmModule::with_warm`](crate::WasmModule::with_warm).
+    #[serde(default)]
+    pub warm: bool,
+    /// With `warm`: calls one instance serves before a fresh one replaces
+    /// it (default 1000).
+    pub max_calls: Option<u64>,
 }
 
 impl Config {
@@ -202,6 +209,7 @@ impl Config {
                 .network
                 .endpoints()
                 .map_err(|e| format!("{at}: {e}"))?;
+            entry.warmth().map_err(|e| format!("{at}: {e}"))?;
             let name = entry.module_name().map_err(|e| format!("{at}: {e}"))?;
             names::check_module_name(&name).map_err(|e| format!("{at}: {e}"))?;
             if !seen.insert(name.clone()) {
@@ -224,7 +232,26 @@ fn check_module_level(overrides: &LimitOverrides) -> Result<(), String> {
     Ok(())
 }
 
+/// The most calls one warm instance may serve.
+const MAX_WARM_CALLS: u64 = 1_000_000_000;
+
 impl ModuleEntry {
+    /// How the module keeps warm instances (`None`: not warm); the error
+    /// names the key.
+    pub fn warmth(&self) -> Result<Option<Warm>, String> {
+        match (self.warm, self.max_calls) {
+            (false, None) => Ok(None),
+            (false, Some(_)) => Err(
+                "`max_calls` applies to warm modules only: add `warm = true`, or remove it".into(),
+            ),
+            (true, None) => Ok(Some(Warm::default())),
+            (true, Some(n)) if (1..=MAX_WARM_CALLS).contains(&n) => Ok(Some(Warm { max_calls: n })),
+            (true, Some(n)) => Err(format!(
+                "`max_calls` must be between 1 and {MAX_WARM_CALLS} (it is {n})"
+            )),
+        }
+    }
+
     /// Where the component comes from: `path` (relative to `base`) or
     /// `bundled`; the error says what is missing or too much.
     pub fn source(&self, base: &Path) -> Result<ModuleSource, String> {

@@ -148,8 +148,16 @@ pub(super) fn load_reusing(
             false,
         ),
     };
+    let module = module.with_access(access);
+    let module = match entry
+        .warmth()
+        .map_err(|e| LoadError::new(&name, LoadErrorKind::InvalidLimits, e))?
+    {
+        Some(warm) => module.with_warm(warm),
+        None => module,
+    };
     Ok(Reusable {
-        module: module.with_access(access),
+        module,
         key,
         reused,
     })

@@ -10,6 +10,8 @@ use std::time::Duration;
 use tokio::runtime::{Handle, RuntimeFlavor};
 use wasmtime::Engine;
 
+use super::background::BackgroundTicker;
+
 /// How often the engines' epoch advances; the resolution of time limits.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
 
@@ -54,6 +56,21 @@ impl Clock {
             handle: runtime.handle().clone(),
             runtime: Some(runtime),
         })
+    }
+
+    /// Wakes the background thread of `ticker` at every tick while jobs
+    /// wait for it (see [`Background::soon`](super::Background::soon)).
+    pub(crate) fn tick_background(&self, ticker: BackgroundTicker) {
+        self.handle.spawn(async move {
+            let mut interval = tokio::time::interval(EPOCH_TICK);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                interval.tick().await;
+                if !ticker.tick() {
+                    return;
+                }
+            }
+        });
     }
 
     /// `future`, polled wherever the caller polls it, with this clock's

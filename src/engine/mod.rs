@@ -9,6 +9,7 @@
 //! calls that find it full). Both compile the same code, so one artifact
 //! serves both.
 
+mod background;
 mod cache;
 mod clock;
 mod pool;
@@ -18,6 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use wasmtime::{Config, Engine};
 
+pub(crate) use background::Background;
 pub use cache::{ArtifactCache, Compiled};
 pub(crate) use clock::{Clock, EPOCH_TICK};
 pub use pool::PoolConfig;
@@ -35,6 +37,8 @@ pub(crate) struct Engines<T> {
     /// The engines the clock advances (shared with its ticking task).
     ticking: Arc<Mutex<Vec<Engine>>>,
     clock: Clock,
+    /// Work taken off the callers' path.
+    background: Background,
     /// The instance pool of each pooled engine; `None` for none.
     pool: Option<PoolConfig>,
 }
@@ -88,10 +92,13 @@ impl<T> Engines<T> {
     pub(crate) fn new(pool: &PoolConfig) -> anyhow::Result<Self> {
         let ticking: Arc<Mutex<Vec<Engine>>> = Arc::default();
         let clock = Clock::start(Arc::downgrade(&ticking))?;
+        let background = Background::start()?;
+        clock.tick_background(background.ticker());
         Ok(Self {
             entries: Mutex::new(Vec::new()),
             ticking,
             clock,
+            background,
             pool: pool.enabled.then(|| pool.clone()),
         })
     }
@@ -99,6 +106,11 @@ impl<T> Engines<T> {
     /// The clock: epoch ticks, timers and I/O of every call.
     pub(crate) fn clock(&self) -> &Clock {
         &self.clock
+    }
+
+    /// The thread that makes and drops instances off the callers' path.
+    pub(crate) fn background(&self) -> &Background {
+        &self.background
     }
 
     /// The engines for `stack_bytes` of wasm stack and their companions,

@@ -21,8 +21,10 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{Compiled, describe_error};
 use crate::names;
-use crate::policy::{Access, Limits, to_usize};
-use crate::sandbox::{self, CallReport, Captured, Overflow, Request, Runtime, Target};
+use crate::policy::{Access, Limits, Warm, to_usize};
+use crate::sandbox::{
+    self, CallReport, Captured, Exports, Overflow, Request, Runtime, Target, WarmInstances,
+};
 use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
 use wasmtime::Engine;
 
@@ -73,6 +75,24 @@ struct Inner {
     compiled: Compiled,
 }
 
+impl Inner {
+    /// New, empty sets of instances for this module's calls (made ahead,
+    /// or warm if `warm` says so), after its access or warmth changed.
+    fn renew_instances(&mut self, warm: Option<Warm>) {
+        match warm {
+            Some(warm) => {
+                self.target.ready = None;
+                self.target.warm = Some(WarmInstances::new(warm));
+            }
+            None => {
+                self.target.ready = self.runtime.ready_instances();
+                self.target.warm = None;
+                prepare_first(&self.runtime, &self.target);
+            }
+        }
+    }
+}
+
 impl WasmModule {
     /// Loads the component at `path` as module `name` (default: the file
     /// stem, see [`names::module_name_for_file`]).
@@ -120,6 +140,10 @@ impl WasmModule {
             .as_ref()
             .is_some_and(|(engine, _)| Engine::same(engine, component.engine()));
         world::check_exports(name, &component)?;
+        let exports = Exports::of(&component).ok_or_else(|| {
+            let reason = "it does not export `tool-info` and `call`".to_string();
+            fail(LoadErrorKind::WrongWorld, reason)
+        })?;
         let imports = component
             .component_type()
             .imports(linker.engine())
@@ -134,8 +158,11 @@ impl WasmModule {
         let target = Target {
             module: name.into(),
             pre,
+            exports,
             overflow,
             ready: runtime.ready_instances(),
+            warm: None,
+            disposal: runtime.disposal(),
             limits,
             access: Arc::default(),
             transcodes: binary::transcodes_strings(bytes),
@@ -164,14 +191,61 @@ impl WasmModule {
     /// [`Grants::resolve`](crate::Grants::resolve)); `tool-info` is always
     /// read with nothing granted.
     pub fn with_access(self, access: Access) -> Self {
+        if *self.inner.target.access == access {
+            return self;
+        }
         let mut inner = (*self.inner).clone();
         inner.target.access = Arc::new(access);
         // Instances made for the old access must not serve the new one.
-        inner.target.ready = inner.runtime.ready_instances();
-        prepare_first(&inner.runtime, &inner.target);
+        inner.renew_instances(self.warm());
         Self {
             inner: Arc::new(inner),
         }
+    }
+
+    /// This module with warm instances: each instance serves call after
+    /// call (up to `warm.max_calls`), keeping its memory between them, so
+    /// that a tool can keep caches. Every call still runs under the
+    /// module's fuel, time and memory limits, and an instance that trapped
+    /// or hit a limit is replaced by a fresh one.
+    ///
+    /// This gives up isolation between calls: what one call leaves in the
+    /// instance (data, state, a corrupted heap) is there for the next,
+    /// which may come from another caller. Use it only for tools whose
+    /// callers may share state.
+    ///
+    /// ```
+    /// use toolhost::{Arguments, Limits, Runtime, Tool, Warm, WasmModule, bundled_module};
+    ///
+    /// let runtime = Runtime::new()?;
+    /// let calc = bundled_module("calc").expect("calc is bundled");
+    /// let calc = WasmModule::from_bytes(&runtime, "calc", calc, Limits::default())?
+    ///     .with_warm(Warm { max_calls: 100 });
+    /// assert_eq!(calc.warm(), Some(Warm { max_calls: 100 }));
+    /// let arguments = Arguments::from_json(r#"{"expression": "1 + 1"}"#)?;
+    /// assert_eq!(calc.call("calc_evaluate", &arguments)?, "2");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_warm(self, warm: Warm) -> Self {
+        let mut inner = (*self.inner).clone();
+        inner.renew_instances(Some(Warm {
+            max_calls: warm.max_calls.max(1),
+        }));
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Whether calls reuse warm instances, and how (see
+    /// [`with_warm`](Self::with_warm)); `None` when every call gets a fresh
+    /// instance.
+    pub fn warm(&self) -> Option<Warm> {
+        self.inner.target.warm.as_ref().map(|w| w.warm())
+    }
+
+    /// How many warm instances wait for calls (0 unless the module is warm).
+    pub fn warm_instances(&self) -> usize {
+        self.inner.target.warm.as_ref().map_or(0, |w| w.idle())
     }
 
     /// What this module's calls may reach.

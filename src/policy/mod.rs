@@ -7,6 +7,7 @@ mod access;
 mod endpoint;
 mod grants;
 mod limits;
+mod warm;
 
 pub use access::{Access, DirAccess};
 pub use endpoint::Endpoint;
@@ -14,3 +15,4 @@ pub(crate) use grants::symlink_target_stays_inside;
 pub use grants::{DirGrant, DirMode, Grants, NetworkGrant};
 pub(crate) use limits::to_usize;
 pub use limits::{Applies, LimitOverrides, LimitSpec, Limits};
+pub use warm::Warm;

@@ -80,6 +80,14 @@ impl CallBudget {
         true
     }
 
+    /// Starts the budget of a new call in the same store (a warm instance):
+    /// its writes count from zero; the files still open stay counted.
+    pub(crate) fn next_call(&self) {
+        self.written.store(0, Ordering::Relaxed);
+        self.warned_files.store(false, Ordering::Relaxed);
+        self.warned_writes.store(false, Ordering::Relaxed);
+    }
+
     /// How many more bytes the call may write.
     pub(crate) fn room(&self) -> u64 {
         self.max_write_bytes

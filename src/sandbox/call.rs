@@ -6,17 +6,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wasmtime::Store;
-use wasmtime::component::{Instance, InstancePre};
+use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre};
 
 use super::capture::{Capture, Captured};
 use super::deadline::Deadline;
 use super::fault::{Fault, classify};
 use super::guest_stderr::name_the_cause;
 use super::overflow::{Overflow, pool_was_full};
-use super::ready::{Prepared, ReadyInstances, dispose};
+use super::ready::{Disposal, Prepared, ReadyInstances};
 use super::resolver::NameResolver;
 use super::state::CallState;
 use super::store::new_store;
+use super::warm::{self, WarmInstances};
 use super::wasi_context::Outputs;
 use crate::engine::EPOCH_TICK;
 use crate::policy::{Access, Limits, to_usize};
@@ -28,11 +29,19 @@ pub(crate) struct Target {
     pub module: Arc<str>,
     /// The component, linked and ready to instantiate.
     pub pre: InstancePre<CallState>,
+    /// Where its exports are, looked up once.
+    pub exports: Exports,
     /// Where calls go when `pre`'s instance pool is full (`None` when `pre`
     /// allocates on demand).
     pub overflow: Option<Arc<Overflow>>,
-    /// Instances of `pre` made ahead of calls (`None` when that is off).
+    /// Instances of `pre` made ahead of calls (`None` when that is off,
+    /// or the module is warm).
     pub ready: Option<Arc<ReadyInstances>>,
+    /// The long-lived instances of a warm module (`None`: every call gets
+    /// a fresh instance).
+    pub warm: Option<Arc<WarmInstances>>,
+    /// Where used stores are dropped.
+    pub disposal: Arc<Disposal>,
     /// The limits of each call.
     pub limits: Limits,
     /// What each call may reach.
@@ -55,6 +64,24 @@ impl Target {
     pub(crate) fn host_copy_bytes(&self) -> usize {
         let limit = self.limits.memory_bytes().max(1024 * 1024);
         if self.transcodes { limit / 2 } else { limit }
+    }
+}
+
+/// The indices of a component's `tool-info` and `call` exports, so that a
+/// call does not look them up by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Exports {
+    tool_info: ComponentExportIndex,
+    call: ComponentExportIndex,
+}
+
+impl Exports {
+    /// The exports of `component`, if it has both.
+    pub(crate) fn of(component: &Component) -> Option<Self> {
+        Some(Self {
+            tool_info: component.get_export_index(None, "tool-info")?,
+            call: component.get_export_index(None, "call")?,
+        })
     }
 }
 
@@ -81,18 +108,34 @@ pub(crate) struct CallReport {
 
 /// Runs `request` in a fresh instance of `pre` under `limits`, reaching
 /// what `access` allows: one made ahead if a call finds one ready, else one
-/// made now.
+/// made now; or, for a warm module, in one of its long-lived instances.
 ///
 /// The future owns everything it uses, so that it can be polled anywhere;
 /// dropping it ends the call (and drops its instance) at once.
 pub(crate) async fn run(target: Target, request: Request) -> CallReport {
-    let prepared = match (&request, &target.ready) {
-        (Request::Call { .. }, Some(ready)) => ready.take(&target),
-        _ => None,
-    };
-    if let Some(prepared) = prepared {
-        return run_prepared(&target, prepared, request).await;
+    if let (Request::Call { .. }, Some(instances)) = (&request, &target.warm) {
+        return warm::run(&target, instances, request).await;
     }
+    let ready = match &request {
+        Request::Call { .. } => target.ready.clone(),
+        Request::ToolInfo => None,
+    };
+    let prepared = ready.as_ref().and_then(|r| r.take());
+    let took_one = prepared.is_some();
+    let report = match prepared {
+        Some(prepared) => run_prepared(&target, prepared, request).await,
+        None => run_fresh(&target, request).await,
+    };
+    // After the call, so that the store it used is dropped first and its
+    // slot, still warm, goes to the next instance.
+    if let Some(ready) = ready {
+        ready.refill(&target, took_one);
+    }
+    report
+}
+
+/// The call run in an instance made for it now.
+pub(super) async fn run_fresh(target: &Target, request: Request) -> CallReport {
     let captured = to_usize(target.limits.max_captured_bytes);
     let stdout = Capture::new(captured);
     let stderr = Capture::new(captured);
@@ -100,7 +143,7 @@ pub(crate) async fn run(target: Target, request: Request) -> CallReport {
         stdout: &stdout,
         stderr: &stderr,
     };
-    let (result, memory_refused) = run_in_store(&target, request, outputs).await;
+    let (result, memory_refused) = run_in_store(target, request, outputs).await;
     report(result, memory_refused, &stdout, &stderr)
 }
 
@@ -115,25 +158,42 @@ async fn run_prepared(target: &Target, prepared: Prepared, request: Request) -> 
         held,
         ..
     } = prepared;
-    // The call's time starts now, not when the instance was made.
+    let (outcome, memory_refused) = run_on(target, &mut store, &instance, &deadline, request).await;
+    target.disposal.dispose(store, Some(held));
+    report(outcome, memory_refused, &stdout, &stderr)
+}
+
+/// Runs `request` on `instance` (of `target.pre`, in `store`, made before
+/// the call) with the call's whole time from now: the outcome, and whether
+/// a memory growth was refused on the way.
+pub(super) async fn run_on(
+    target: &Target,
+    store: &mut Store<CallState>,
+    instance: &Instance,
+    deadline: &Deadline,
+    request: Request,
+) -> (Outcome, bool) {
     let timeout = Duration::from_millis(target.limits.timeout_ms);
     deadline.restart(timeout);
     store.set_epoch_deadline(1);
     let max_bytes = max_bytes(&target.limits, &request);
-    let call = call_export(&mut store, &instance, request, max_bytes);
+    let call = call_export(store, instance, target.exports, request, max_bytes);
     let outcome = match tokio::time::timeout(timeout + EPOCH_TICK, call).await {
         Err(_elapsed) => Err(Fault::Timeout),
         Ok(Ok(answer)) => answer,
         Ok(Err(error)) => Err(classify(&error, target)),
     };
-    let (outcome, memory_refused) = settle(&store, outcome);
-    dispose(store, Some(held));
-    report(outcome, memory_refused, &stdout, &stderr)
+    settle(store, outcome)
 }
 
 /// The report of a call with `result`, naming the cause of a fault from
 /// what the guest wrote to stderr.
-fn report(result: Outcome, memory_refused: bool, stdout: &Capture, stderr: &Capture) -> CallReport {
+pub(super) fn report(
+    result: Outcome,
+    memory_refused: bool,
+    stdout: &Capture,
+    stderr: &Capture,
+) -> CallReport {
     let stderr = stderr.contents();
     let result = result.map_err(|fault| name_the_cause(fault, &stderr.text(), memory_refused));
     CallReport {
@@ -145,18 +205,25 @@ fn report(result: Outcome, memory_refused: bool, stdout: &Capture, stderr: &Capt
 
 /// The outcome, and whether a memory growth was refused on the way.
 async fn run_in_store(target: &Target, request: Request, outputs: Outputs<'_>) -> (Outcome, bool) {
-    match run_with(target, &target.pre, request.clone(), outputs).await {
+    match run_with(
+        target,
+        (&target.pre, target.exports),
+        request.clone(),
+        outputs,
+    )
+    .await
+    {
         Attempt::PoolFull => {}
         Attempt::Done(outcome, refused) => return (outcome, refused),
     }
     // No guest code ran: the pool refused the instance (or its stack)
     // first. Start again with an instance of our own.
-    let pre = match target.overflow.as_deref().map(Overflow::pre) {
-        Some(Ok(pre)) => pre,
+    let linked = match target.overflow.as_deref().map(Overflow::pre) {
+        Some(Ok(linked)) => linked,
         Some(Err(fault)) => return (Err(fault), false),
         None => return (Err(Fault::Host("the instance pool is full".into())), false),
     };
-    match run_with(target, pre, request, outputs).await {
+    match run_with(target, linked, request, outputs).await {
         Attempt::Done(outcome, refused) => (outcome, refused),
         Attempt::PoolFull => (Err(Fault::Host("the instance pool is full".into())), false),
     }
@@ -170,10 +237,11 @@ enum Attempt {
     PoolFull,
 }
 
-/// The call run in a fresh store and instance of `pre`.
+/// The call run in a fresh store and instance of `pre`, whose exports are
+/// `exports`.
 async fn run_with(
     target: &Target,
-    pre: &InstancePre<CallState>,
+    (pre, exports): (&InstancePre<CallState>, Exports),
     request: Request,
     outputs: Outputs<'_>,
 ) -> Attempt {
@@ -187,7 +255,7 @@ async fn run_with(
     let max_bytes = max_bytes(limits, &request);
     // The epoch deadline traps guest code that spins; this timeout also
     // ends a call that is blocked in a host function (a long sleep).
-    let call = invoke(&mut store, pre, request, max_bytes);
+    let call = invoke(&mut store, pre, exports, request, max_bytes);
     let outcome = match tokio::time::timeout(timeout + EPOCH_TICK, call).await {
         Err(_elapsed) => Err(Fault::Timeout),
         Ok(Ok(answer)) => answer,
@@ -197,7 +265,7 @@ async fn run_with(
         Ok(Err(error)) => Err(classify(&error, target)),
     };
     let (outcome, memory_refused) = settle(&store, outcome);
-    dispose(store, None);
+    target.disposal.dispose(store, None);
     Attempt::Done(outcome, memory_refused)
 }
 
@@ -227,29 +295,33 @@ fn settle(store: &Store<CallState>, outcome: Outcome) -> (Outcome, bool) {
 async fn invoke(
     store: &mut Store<CallState>,
     pre: &InstancePre<CallState>,
+    exports: Exports,
     request: Request,
     max_bytes: usize,
 ) -> wasmtime::Result<Outcome> {
     let instance = pre.instantiate_async(&mut *store).await?;
-    call_export(store, &instance, request, max_bytes).await
+    call_export(store, &instance, exports, request, max_bytes).await
 }
 
 /// Runs `request`'s export of `instance`.
 async fn call_export(
     store: &mut Store<CallState>,
     instance: &Instance,
+    exports: Exports,
     request: Request,
     max_bytes: usize,
 ) -> wasmtime::Result<Outcome> {
     match request {
         Request::ToolInfo => {
-            let func = instance.get_typed_func::<(), (String,)>(&mut *store, "tool-info")?;
+            let func = instance.get_typed_func::<(), (String,)>(&mut *store, exports.tool_info)?;
             let (info,) = func.call_async(&mut *store, ()).await?;
             Ok(check_size(info, max_bytes).map(Ok))
         }
         Request::Call { name, arguments } => {
-            let func = instance
-                .get_typed_func::<(&str, &str), (Result<String, String>,)>(&mut *store, "call")?;
+            let func = instance.get_typed_func::<(&str, &str), (Result<String, String>,)>(
+                &mut *store,
+                exports.call,
+            )?;
             let (answer,) = func
                 .call_async(&mut *store, (name.as_str(), &*arguments))
                 .await?;

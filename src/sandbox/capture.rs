@@ -59,6 +59,13 @@ impl Capture {
         self.lock().captured.clone()
     }
 
+    /// Forgets what was captured (for the next call of a warm instance).
+    pub(crate) fn clear(&self) {
+        let mut buffer = self.lock();
+        buffer.captured.bytes.clear();
+        buffer.captured.dropped = 0;
+    }
+
     fn lock(&self) -> MutexGuard<'_, Buffer> {
         // A poisoned lock only means another writer panicked mid-append; the
         // bytes are still a valid prefix, so keep using them.

@@ -24,11 +24,13 @@ mod resolver;
 mod runtime;
 mod state;
 mod store;
+mod warm;
 mod wasi_context;
 
-pub(crate) use call::{CallReport, Request, Target, run};
+pub(crate) use call::{CallReport, Exports, Request, Target, run};
 pub(crate) use capture::Captured;
 pub(crate) use fault::Fault;
 pub(crate) use open_files::open_file_limit;
 pub(crate) use overflow::Overflow;
 pub use runtime::{Runtime, RuntimeBuilder};
+pub(crate) use warm::WarmInstances;

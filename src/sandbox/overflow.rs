@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 use wasmtime::PoolConcurrencyLimitError;
 use wasmtime::component::{Component, InstancePre, Linker};
 
+use super::call::Exports;
 use super::fault::Fault;
 use super::state::CallState;
 use crate::engine::describe_error;
@@ -22,7 +23,7 @@ pub(crate) struct Overflow {
     /// The component, compiled (for the pooled engine; both compile alike).
     component: Component,
     /// The component in the on-demand engine, made on first use.
-    pre: OnceLock<Result<InstancePre<CallState>, String>>,
+    pre: OnceLock<Result<(InstancePre<CallState>, Exports), String>>,
 }
 
 impl Overflow {
@@ -35,11 +36,12 @@ impl Overflow {
         }
     }
 
-    /// The component ready to instantiate on demand.
-    pub(crate) fn pre(&self) -> Result<&InstancePre<CallState>, Fault> {
+    /// The component ready to instantiate on demand, and its exports.
+    pub(crate) fn pre(&self) -> Result<(&InstancePre<CallState>, Exports), Fault> {
         self.pre
             .get_or_init(|| self.load().map_err(|e| describe_error(&e)))
             .as_ref()
+            .map(|(pre, exports)| (pre, *exports))
             .map_err(|reason| {
                 Fault::Host(format!(
                     "the instance pool is full and an instance cannot be made on demand: {reason}"
@@ -47,13 +49,15 @@ impl Overflow {
             })
     }
 
-    fn load(&self) -> wasmtime::Result<InstancePre<CallState>> {
+    fn load(&self) -> wasmtime::Result<(InstancePre<CallState>, Exports)> {
         let artifact = self.component.serialize()?;
         // SAFETY: the artifact is the compiled code of a component this
         // process loaded (compiled by toolhost, or checked from its cache),
         // for an engine that compiles as this one.
         let component = unsafe { Component::deserialize(self.linker.engine(), &artifact) }?;
-        self.linker.instantiate_pre(&component)
+        let exports = Exports::of(&component)
+            .ok_or_else(|| wasmtime::Error::msg("the component lost its exports"))?;
+        Ok((self.linker.instantiate_pre(&component)?, exports))
     }
 }
 

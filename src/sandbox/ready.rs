@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use tokio::runtime::Handle;
 use wasmtime::Store;
 use wasmtime::component::Instance;
 
@@ -30,7 +29,7 @@ use super::overflow::pool_was_full;
 use super::state::CallState;
 use super::store::new_store;
 use super::wasi_context::Outputs;
-use crate::engine::{EPOCH_TICK, PoolConfig};
+use crate::engine::{Background, EPOCH_TICK, PoolConfig};
 use crate::policy::to_usize;
 
 /// How many instances are made ahead, per module and in all, and how long
@@ -42,16 +41,19 @@ pub(crate) struct ReadyBudget {
     /// Instances made ahead that are alive now (on a shelf, being made, or
     /// not yet dropped after their call).
     held: AtomicUsize,
+    /// Where they are made.
+    background: Background,
 }
 
 impl ReadyBudget {
-    /// The budget `pool` sets.
-    pub(crate) fn new(pool: &PoolConfig) -> Self {
+    /// The budget `pool` sets, for instances made on `background`.
+    pub(crate) fn new(pool: &PoolConfig, background: Background) -> Self {
         Self {
             per_module: to_usize(u64::from(pool.ready_per_module)),
             limit: pool.ready_limit(),
             idle: Duration::from_millis(pool.ready_idle_ms),
             held: AtomicUsize::new(0),
+            background,
         }
     }
 
@@ -128,12 +130,9 @@ enum Unready {
 }
 
 impl ReadyInstances {
-    /// An instance for one call of `target`, if one is ready. Either way,
-    /// the shelf is refilled in the background.
-    pub(crate) fn take(self: &Arc<Self>, target: &Target) -> Option<Prepared> {
-        let prepared = self.lock().ready.pop();
-        self.refill(target);
-        prepared
+    /// An instance for one call, if one is ready.
+    pub(crate) fn take(&self) -> Option<Prepared> {
+        self.lock().ready.pop()
     }
 
     /// How many instances are ready now.
@@ -151,22 +150,31 @@ impl ReadyInstances {
         self.shelve(made);
     }
 
-    /// Starts making, in the background, as many instances as the shelf
-    /// lacks (and the budget allows). Without a tokio runtime at hand
-    /// (the caller is not in a call), nothing happens.
-    pub(crate) fn refill(self: &Arc<Self>, target: &Target) {
-        let Ok(runtime) = Handle::try_current() else {
-            return;
-        };
+    /// After a call of `target`: has as many instances made as the shelf
+    /// lacks (and the budget allows), in the background. They are started
+    /// at once when the call took the last one (the next call would wait
+    /// for one); otherwise when the background next runs (see
+    /// [`Background::soon`](crate::engine::Background::soon)), so that a
+    /// call that found an instance ready wakes no thread, and calls that
+    /// found none (the background is behind: the machine is busy) do not
+    /// pile more work on it than a tick's worth.
+    pub(crate) fn refill(self: &Arc<Self>, target: &Target, took_one: bool) {
+        let background = &self.budget.background;
+        let urgent = took_one && self.lock().ready.is_empty();
         while let Some(held) = self.start_making() {
             let shelf = Arc::clone(self);
             let target = target.clone();
-            runtime.spawn(async move {
+            let job = async move {
                 let made = make(&target, held).await;
                 shelf.shelve(made);
-            });
+            };
+            if urgent {
+                background.now(job);
+            } else {
+                background.soon(job);
+            }
         }
-        self.start_sweeping(&runtime);
+        self.start_sweeping();
     }
 
     /// A place on the shelf and in the budget for one more instance.
@@ -191,8 +199,8 @@ impl ReadyInstances {
     }
 
     /// Drops, from time to time, the instances no call took for the idle
-    /// time; the task ends when the shelf is empty (or gone).
-    fn start_sweeping(self: &Arc<Self>, runtime: &Handle) {
+    /// time; the job ends when the shelf is empty (or gone).
+    fn start_sweeping(self: &Arc<Self>) {
         let idle = self.budget.idle;
         {
             let mut shelf = self.lock();
@@ -202,7 +210,7 @@ impl ReadyInstances {
             shelf.sweeping = true;
         }
         let shelf = Arc::downgrade(self);
-        runtime.spawn(async move {
+        self.budget.background.soon(async move {
             loop {
                 tokio::time::sleep(idle / 2).await;
                 if !sweep(&shelf, idle) {
@@ -267,41 +275,65 @@ async fn make(target: &Target, held: Held) -> Result<Prepared, Unready> {
     })
 }
 
-/// Stores waiting to be dropped in the background, in all runtimes; past
-/// [`MAX_PENDING_DROPS`] a caller drops its own, so that a background that
-/// cannot keep up makes calls slower, never memory grow.
-static PENDING_DROPS: AtomicUsize = AtomicUsize::new(0);
-const MAX_PENDING_DROPS: usize = 64;
+/// Stores dropped off the callers' path, shared by every module of a
+/// runtime.
+pub(crate) struct Disposal {
+    background: Background,
+    /// Stores waiting to be dropped.
+    pending: Arc<AtomicUsize>,
+}
 
-/// Drops `store` (and gives back its place) off the caller's path, on the
-/// runtime at hand; here when there is none or too many are waiting.
-pub(crate) fn dispose(store: Store<CallState>, held: Option<Held>) {
-    let waiting = PendingDrop::new();
-    match (Handle::try_current(), waiting) {
-        (Ok(runtime), Some(waiting)) => {
-            // Dropped with the task, run or not: the count stays right.
-            runtime.spawn(async move { drop((store, held, waiting)) });
+/// Past this many stores waiting, the thread is woken to drop them.
+const URGENT_DROPS: usize = 8;
+/// Past this many, a caller drops its own: a background that cannot keep
+/// up makes calls slower, never memory grow.
+const MAX_PENDING_DROPS: usize = 32;
+
+impl Disposal {
+    /// Stores dropped on `background`.
+    pub(crate) fn new(background: Background) -> Self {
+        Self {
+            background,
+            pending: Arc::default(),
         }
-        _ => drop((store, held)),
+    }
+
+    /// Drops `store` (and gives back its place) off the caller's path: by
+    /// the next clock tick, sooner when several wait; here when too many
+    /// wait.
+    pub(crate) fn dispose(&self, store: Store<CallState>, held: Option<Held>) {
+        let Some((waiting, count)) = PendingDrop::new(&self.pending) else {
+            drop((store, held));
+            return;
+        };
+        // Dropped with the job, run or not: the count stays right.
+        let job = async move { drop((store, held, waiting)) };
+        if count >= URGENT_DROPS {
+            self.background.now(job);
+        } else {
+            self.background.soon(job);
+        }
     }
 }
 
-/// One store counted in [`PENDING_DROPS`] until this is dropped.
-struct PendingDrop;
+/// One store counted among the pending until this is dropped.
+struct PendingDrop(Arc<AtomicUsize>);
 
 impl PendingDrop {
-    fn new() -> Option<Self> {
-        PENDING_DROPS
+    /// A place among the pending, and how many (with it) wait; `None` when
+    /// full.
+    fn new(pending: &Arc<AtomicUsize>) -> Option<(Self, usize)> {
+        let before = pending
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < MAX_PENDING_DROPS).then_some(n + 1)
             })
-            .ok()
-            .map(|_| Self)
+            .ok()?;
+        Some((Self(Arc::clone(pending)), before + 1))
     }
 }
 
 impl Drop for PendingDrop {
     fn drop(&mut self) {
-        PENDING_DROPS.fetch_sub(1, Ordering::AcqRel);
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }

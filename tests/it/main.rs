@@ -18,6 +18,7 @@ mod network;
 mod pool;
 mod ready;
 mod sandbox;
+mod warm;
 
 /// The checks of the fuzz targets, replayed by `fuzz_inputs`.
 #[path = "../../fuzz/checks.rs"]

@@ -5,8 +5,10 @@
 //!   JSON-RPC client (one line out, one line back) to `toolhost serve`,
 //!   and to a no-op `rmcp` stdio server answering the same call with the
 //!   same text (the floor: this binary, run as that server). The two are
-//!   measured in alternating rounds; the ratio of medians is the cost of
-//!   toolhost's sandboxed call and dispatch over bare MCP.
+//!   measured in many short alternating rounds, so that both see the same
+//!   machine (a virtual machine's stolen time drifts from second to
+//!   second); the ratio is the median of the rounds' ratios of medians, the
+//!   cost of toolhost's sandboxed call and dispatch over bare MCP.
 //! - **start-up**: from spawning `toolhost serve` (every example module of
 //!   `example-tools/toolhost.toml` in the compile cache) to the answer to
 //!   its first `tools/list`.
@@ -41,8 +43,8 @@ const TOOL: &str = "calc_evaluate";
 const EXPRESSION: &str = "2 * (3 + 4)";
 const ANSWER: &str = "14";
 
-const ROUNDS: usize = 10;
-const CALLS_PER_ROUND: usize = 300;
+const ROUNDS: usize = 40;
+const CALLS_PER_ROUND: usize = 250;
 const STARTUPS: usize = 15;
 const HTTP_CLIENTS: usize = 16;
 const HTTP_DURATION: Duration = Duration::from_secs(10);
@@ -226,10 +228,15 @@ fn stdio_round_trip(toolhost: &Path, config: &Path, quick: bool) {
             peer.timed_call(); // warm up
         }
     }
+    let mut ratios = Vec::with_capacity(rounds);
     for _ in 0..rounds {
+        let mut medians = [Duration::ZERO; 2];
         for (i, (_, peer)) in peers.iter_mut().enumerate() {
-            times[i].extend((0..calls).map(|_| peer.timed_call()));
+            let mut round: Vec<Duration> = (0..calls).map(|_| peer.timed_call()).collect();
+            medians[i] = percentile(&mut round, 50.0);
+            times[i].extend(round);
         }
+        ratios.push(medians[0].as_secs_f64() / medians[1].as_secs_f64());
     }
     println!(
         "\nstdio round trip of tools/call {TOOL} ({} calls each, {rounds} alternating rounds)",
@@ -248,9 +255,17 @@ fn stdio_round_trip(toolhost: &Path, config: &Path, quick: bool) {
             micros(percentile(t, 99.0))
         );
     }
-    let ratio = percentile(&mut times[0], 50.0).as_secs_f64()
+    let overall = percentile(&mut times[0], 50.0).as_secs_f64()
         / percentile(&mut times[1], 50.0).as_secs_f64();
-    println!("ratio of medians (toolhost / no-op floor): {ratio:.2}x");
+    ratios.sort_by(f64::total_cmp);
+    let quartile = |q: usize| ratios[(ratios.len() - 1) * q / 4];
+    println!(
+        "toolhost / no-op floor: median of the rounds' ratios {:.2}x (quartiles {:.2}x, {:.2}x); \
+         ratio of the overall medians {overall:.2}x",
+        quartile(2),
+        quartile(1),
+        quartile(3)
+    );
 }
 
 // ------------------------------------------------------------ start-up

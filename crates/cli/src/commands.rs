@@ -76,6 +76,7 @@ pub fn list(setup: &Setup<'_>, as_json: bool, verbose: bool) -> anyhow::Result<E
                         "source": entry.describe_source(),
                         "grants": access_json(module.access()),
                         "limits": module.limits(),
+                        "warm": module.warm().map(|w| json!({"max_calls": w.max_calls})),
                     })
                 })
                 .collect();
@@ -116,9 +117,21 @@ pub fn list(setup: &Setup<'_>, as_json: bool, verbose: bool) -> anyhow::Result<E
                 "limits (* = not the default)",
                 &limit_lines(module.limits()),
             )?;
+            print_section("instances", &[instance_line(module)])?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How a module's calls get their instances.
+fn instance_line(module: &WasmModule) -> String {
+    match module.warm() {
+        Some(warm) => format!(
+            "warm: each instance serves up to {} calls (state is kept between calls)",
+            warm.max_calls
+        ),
+        None => "a fresh instance for every call".to_string(),
+    }
 }
 
 fn print_section(title: &str, lines: &[String]) -> anyhow::Result<()> {

@@ -32,11 +32,15 @@ pub fn serve(
         }
         Ok(())
     });
+    // A thread that goes idle starts the work calls left for later (see
+    // `Runtime::on_idle`): after the answer is written, not before.
+    let idle = runtime.clone();
     let source = Source::new(setup.config.map(Path::to_path_buf), runtime, overrides);
     let token = token(token_file)?;
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("toolhost-serve")
+        .on_thread_park(move || idle.on_idle())
         .build()
         .context("cannot start the server's runtime")?;
     tokio.block_on(async move {

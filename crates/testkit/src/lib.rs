@@ -11,6 +11,7 @@ use std::sync::Mutex;
 /// The test guests under `tests/guests/`, built together on first use.
 const TEST_GUESTS: &[&str] = &[
     "guest-hostile",
+    "guest-echo",
     "guest-info-trap",
     "guest-info-spin",
     "guest-info-bad-json",

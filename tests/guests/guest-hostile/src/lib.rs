@@ -53,6 +53,22 @@ fn counter(_: NoArgs) -> Result<String, String> {
     Ok(format!("{calls} {scratch}"))
 }
 
+static HOARD: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps `bytes` more (written, so resident) in a static: memory that
+/// lasts as long as the instance. Answers how much is kept in all.
+fn hoard(args: Size) -> Result<String, String> {
+    let mut hoard = HOARD.lock().map_err(|_| "poisoned".to_string())?;
+    let mut block = Vec::new();
+    block
+        .try_reserve_exact(args.bytes)
+        .map_err(|e| format!("cannot hoard {} bytes more: {e}", args.bytes))?;
+    block.resize(args.bytes, 1);
+    hoard.push(block);
+    let total: usize = hoard.iter().map(Vec::len).sum();
+    Ok(format!("hoarded {total} bytes in all"))
+}
+
 #[allow(clippy::empty_loop)]
 fn spin(_: NoArgs) -> Result<String, String> {
     loop {}
@@ -419,6 +435,7 @@ fn toolbox() -> Toolbox {
         .tool("echo", echo)
         .tool("add", add)
         .tool("counter", counter)
+        .tool("hoard", hoard)
         .tool("spin", spin)
         .tool("spin_wasi", spin_wasi)
         .tool("sleep", sleep)

@@ -1,0 +1,600 @@
+//! What isolation costs: `cargo bench --bench isolation` measures, in one
+//! run, everything BENCHMARKS.md shows, and prints it as its tables.
+//!
+//! - a call of a trivial `echo` tool: native Rust, plain Python in-process
+//!   dispatch (a script run by this bench), and the same tool as a
+//!   component: a fresh instance allocated on demand, one from the tuned
+//!   pool, one made ahead of the call, and a warm instance; median and p99
+//!   of single calls, and the dispatch overhead of the manager;
+//! - the Python and JavaScript example tools, isolated and warm;
+//! - calls per second through `call_many` on 1 and 2 threads;
+//! - loading each example module, compiling and from the compile cache, and
+//!   loading them all at once (start-up);
+//! - resident memory per loaded module, and its growth over 1,000,000
+//!   isolated calls.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolhost::config::LoadedConfig;
+use toolhost::{
+    Arguments, Limits, PoolConfig, Runtime, Tool, ToolError, ToolInfo, ToolManager, Warm,
+    WasmModule, bundled_module,
+};
+use xtask::{Language, Repo, build_example};
+
+/// Set (to anything) for a quick run that only shows the bench works.
+const QUICK_ENV: &str = "TOOLHOST_BENCH_QUICK";
+
+/// Samples per measurement of a small call, and of a language runtime's.
+struct Counts {
+    small: usize,
+    language: usize,
+    throughput: usize,
+    language_throughput: usize,
+    long_run: usize,
+}
+
+fn counts() -> Counts {
+    if std::env::var_os(QUICK_ENV).is_some() {
+        Counts {
+            small: 200,
+            language: 10,
+            throughput: 1_000,
+            language_throughput: 20,
+            long_run: 20_000,
+        }
+    } else {
+        Counts {
+            small: 20_000,
+            language: 1_000,
+            throughput: 40_000,
+            language_throughput: 2_000,
+            long_run: 1_000_000,
+        }
+    }
+}
+
+// ------------------------------------------------------------ samples
+
+/// The median and 99th percentile of some samples.
+#[derive(Clone, Copy)]
+struct Stats {
+    median: Duration,
+    p99: Duration,
+}
+
+impl Stats {
+    fn of(mut samples: Vec<Duration>) -> Self {
+        samples.sort_unstable();
+        let at = |p: f64| samples[((samples.len() - 1) as f64 * p).round() as usize];
+        Self {
+            median: at(0.5),
+            p99: at(0.99),
+        }
+    }
+}
+
+/// `n` samples of `call` after `n / 10` (at least 3) unmeasured ones;
+/// `prepare` runs before each, unmeasured.
+fn sample(n: usize, mut prepare: impl FnMut(), mut call: impl FnMut() -> String) -> Stats {
+    for _ in 0..(n / 10).max(3) {
+        prepare();
+        call();
+    }
+    let samples = (0..n)
+        .map(|_| {
+            prepare();
+            let started = Instant::now();
+            black_box(call());
+            started.elapsed()
+        })
+        .collect();
+    Stats::of(samples)
+}
+
+fn us(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 10.0 {
+        format!("{us:.2} µs")
+    } else {
+        format!("{us:.0} µs")
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn ratio(a: Duration, b: Duration) -> String {
+    format!("{:.2}x", a.as_secs_f64() / b.as_secs_f64())
+}
+
+// ------------------------------------------------------------ tools
+
+/// The same work as the `echo` component, in native Rust: parse the
+/// arguments, return the text.
+struct NativeEcho;
+
+impl Tool for NativeEcho {
+    fn infos(&self) -> Vec<ToolInfo> {
+        vec![ToolInfo::new(
+            "native_echo",
+            "Returns the text it is given.",
+            ToolInfo::empty_parameters(),
+        )]
+    }
+
+    fn call(&self, _name: &str, arguments: &Arguments) -> Result<String, ToolError> {
+        let object = arguments.object()?;
+        match object.get("text") {
+            Some(Value::String(text)) => Ok(text.clone()),
+            _ => Err(ToolError::failed("native_echo", "`text` must be a string")),
+        }
+    }
+}
+
+fn tool_call(name: &str, arguments: &Value) -> Value {
+    json!({"id": "call_1", "type": "function",
+           "function": {"name": name, "arguments": arguments.to_string()}})
+}
+
+fn echo_arguments() -> Value {
+    json!({"text": "hello"})
+}
+
+fn runtime(pool: PoolConfig) -> Runtime {
+    Runtime::builder().pool(pool).build().expect("runtime")
+}
+
+fn no_ready(pool: PoolConfig) -> PoolConfig {
+    PoolConfig {
+        ready_per_module: 0,
+        ..pool
+    }
+}
+
+fn manager_of(module: impl Tool + 'static) -> ToolManager {
+    let mut manager = ToolManager::new();
+    manager.register(module).expect("registers");
+    manager
+}
+
+fn load(runtime: &Runtime, name: &str, bytes: &[u8]) -> WasmModule {
+    WasmModule::from_bytes(runtime, name, bytes, Limits::default())
+        .unwrap_or_else(|e| panic!("{name} loads: {e}"))
+}
+
+/// Samples `tool` on `module` with an instance made ahead of every call:
+/// before each, the background is told to go on and the bench waits until
+/// an instance is ready.
+fn sample_ready(
+    n: usize,
+    runtime: &Runtime,
+    module: &WasmModule,
+    tool: &str,
+    args: &Value,
+) -> Stats {
+    let manager = manager_of(module.clone());
+    let call = tool_call(tool, args);
+    let wait = || {
+        runtime.on_idle();
+        let until = Instant::now() + Duration::from_secs(10);
+        while module.ready_instances() == 0 {
+            assert!(Instant::now() < until, "no instance was made ahead");
+            std::thread::yield_now();
+        }
+    };
+    sample(n, wait, || manager.call(&call))
+}
+
+fn sample_plain(n: usize, module: &WasmModule, tool: &str, args: &Value) -> Stats {
+    let manager = manager_of(module.clone());
+    let call = tool_call(tool, args);
+    let first = manager.call(&call);
+    assert!(!first.starts_with("Error"), "{tool}: {first}");
+    sample(n, || {}, || manager.call(&call))
+}
+
+/// The plain-Python in-process dispatch of the same echo tool, as the
+/// frameworks' own ToolManager does it: a dict lookup, `json.loads`, the
+/// call. Timed per call in Python, by Python.
+fn python_dispatch(n: usize) -> Stats {
+    const SCRIPT: &str = r#"
+import json, sys, time
+class Echo:
+    def __call__(self, tool_name, arguments):
+        return arguments["text"]
+tools = {"echo": Echo()}
+def dispatch(tool_call):
+    function = tool_call["function"]
+    name = function["name"]
+    tool = tools.get(name)
+    if tool is None:
+        return f"Error: unknown tool '{name}'"
+    try:
+        arguments = json.loads(function["arguments"])
+    except Exception as e:
+        return f"Error: invalid JSON in arguments: {e}"
+    try:
+        return str(tool(name, arguments))
+    except Exception as e:
+        return f"Error: {e}"
+call = {"id": "call_1", "type": "function",
+        "function": {"name": "echo", "arguments": json.dumps({"text": "hello"})}}
+n = int(sys.argv[1])
+clock = time.perf_counter_ns
+for _ in range(n // 10 + 3):
+    dispatch(call)
+samples = []
+for _ in range(n):
+    started = clock()
+    dispatch(call)
+    samples.append(clock() - started)
+samples.sort()
+print(samples[n // 2], samples[round((n - 1) * 0.99)])
+"#;
+    let output = Command::new("python3")
+        .args(["-c", SCRIPT, &n.to_string()])
+        .output()
+        .expect("python3 runs (the bench needs Python 3)");
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    let mut numbers = text
+        .split_whitespace()
+        .map(|t| t.parse::<u64>().expect("ns"));
+    let mut next = || Duration::from_nanos(numbers.next().expect("two numbers"));
+    Stats {
+        median: next(),
+        p99: next(),
+    }
+}
+
+// ------------------------------------------------------------ memory
+
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+fn mib(bytes: i64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+// ------------------------------------------------------------ examples
+
+/// An example tool of a language runtime, and the call measured on it.
+struct Example {
+    language: &'static str,
+    module: &'static str,
+    tool: &'static str,
+    arguments: Value,
+}
+
+fn examples() -> Vec<Example> {
+    vec![
+        Example {
+            language: "Python (componentize-py)",
+            module: "stats",
+            tool: "stats_mean",
+            arguments: json!({"numbers": [1, 2, 3, 4]}),
+        },
+        Example {
+            language: "JavaScript (ComponentizeJS)",
+            module: "url",
+            tool: "url_parse",
+            arguments: json!({"url": "https://example.com/a?b=1"}),
+        },
+    ]
+}
+
+/// The component of example `module`: bundled (Rust) or built by the xtask.
+fn example_bytes(repo: &Repo, module: &str) -> Vec<u8> {
+    if let Some(bytes) = bundled_module(module) {
+        return bytes.to_vec();
+    }
+    std::fs::read(example_path(repo, module)).expect("the component was built")
+}
+
+fn example_path(repo: &Repo, module: &str) -> PathBuf {
+    let language = Language::ALL
+        .into_iter()
+        .find(|l| l.example() == module)
+        .expect("an example module");
+    build_example(repo, language).unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+// ------------------------------------------------------------ the run
+
+fn main() {
+    let counts = counts();
+    let repo = Repo::from_manifest_dir();
+    let echo =
+        std::fs::read(toolhost_testkit::guest("guest-echo")).expect("the echo guest was built");
+    for example in examples() {
+        example_path(&repo, example.module);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    println!("toolhost isolation benchmarks ({cores} cores, one run)\n");
+
+    echo_calls(&counts, &echo);
+    language_calls(&counts, &repo);
+    throughput(&counts, &echo, &repo);
+    loads(&repo, &echo);
+    memory(&counts, &repo, &echo);
+}
+
+/// The echo tool, every way it can run.
+fn echo_calls(counts: &Counts, echo: &[u8]) {
+    let n = counts.small;
+    let args = echo_arguments();
+    let python = python_dispatch(n);
+
+    let native = NativeEcho;
+    let native_manager = manager_of(NativeEcho);
+    let native_call = tool_call("native_echo", &args);
+    let native_stats = sample(n, || {}, || native_manager.call(&native_call));
+    let native_arguments = Arguments::from_json(&args.to_string()).expect("JSON");
+    let direct = sample(
+        n,
+        || {},
+        || {
+            native
+                .call("native_echo", &native_arguments)
+                .expect("echoes")
+        },
+    );
+
+    let on_demand = runtime(no_ready(PoolConfig::disabled()));
+    let on_demand_stats = sample_plain(n, &load(&on_demand, "echo", echo), "echo_echo", &args);
+    let pooled = runtime(no_ready(PoolConfig::default()));
+    let pooled_stats = sample_plain(n, &load(&pooled, "echo", echo), "echo_echo", &args);
+    let ready = runtime(PoolConfig::default());
+    let ready_module = load(&ready, "echo", echo);
+    let ready_stats = sample_ready(n, &ready, &ready_module, "echo_echo", &args);
+    let warm_module = load(&ready, "echo", echo).with_warm(Warm::default());
+    let warm_stats = sample_plain(n, &warm_module, "echo_echo", &args);
+
+    let rows = vec![
+        (
+            "native Rust tool, through the manager".to_string(),
+            native_stats,
+        ),
+        (
+            "plain Python in-process dispatch (dict lookup, json.loads, call)".into(),
+            python,
+        ),
+        (
+            "component, fresh instance, allocated on demand".into(),
+            on_demand_stats,
+        ),
+        (
+            "component, fresh instance, from the tuned pool".into(),
+            pooled_stats,
+        ),
+        (
+            "component, fresh instance made ahead of the call (pool)".into(),
+            ready_stats,
+        ),
+        (
+            "component, warm instance (`warm = true`)".into(),
+            warm_stats,
+        ),
+    ];
+    println!("## A call of a trivial echo tool ({n} calls each)\n");
+    println!("| how it runs | median | p99 | median vs Python in-process |");
+    println!("|---|---|---|---|");
+    for (name, stats) in &rows {
+        println!(
+            "| {name} | {} | {} | {} |",
+            us(stats.median),
+            us(stats.p99),
+            ratio(stats.median, python.median)
+        );
+    }
+    let overhead = native_stats.median.saturating_sub(direct.median);
+    println!(
+        "\nManager dispatch overhead (through the manager minus calling the native tool \
+         directly, medians): {} ({} vs {}).",
+        us(overhead),
+        us(native_stats.median),
+        us(direct.median)
+    );
+    println!(
+        "Isolated (made ahead) vs warm: {}; isolated (made ahead) vs plain Python: {}.\n",
+        ratio(ready_stats.median, warm_stats.median),
+        ratio(ready_stats.median, python.median)
+    );
+}
+
+fn language_calls(counts: &Counts, repo: &Repo) {
+    let n = counts.language;
+    println!("## The example tools of language runtimes ({n} calls each)\n");
+    println!("| tool | fresh instance, made during the call | made ahead | warm |");
+    println!("|---|---|---|---|");
+    let plain = runtime(no_ready(PoolConfig::default()));
+    let ready = runtime(PoolConfig::default());
+    for example in examples() {
+        let bytes = example_bytes(repo, example.module);
+        let args = &example.arguments;
+        let fresh = sample_plain(n, &load(&plain, example.module, &bytes), example.tool, args);
+        let module = load(&ready, example.module, &bytes);
+        let made_ahead = sample_ready(n, &ready, &module, example.tool, args);
+        let warm = load(&ready, example.module, &bytes).with_warm(Warm::default());
+        let warm = sample_plain(n, &warm, example.tool, args);
+        let cell = |s: Stats| format!("{} (p99 {})", us(s.median), us(s.p99));
+        println!(
+            "| {} `{}` | {} | {} | {} |",
+            example.language,
+            example.tool,
+            cell(fresh),
+            cell(made_ahead),
+            cell(warm)
+        );
+    }
+    println!();
+}
+
+fn throughput(counts: &Counts, echo: &[u8], repo: &Repo) {
+    println!(
+        "## Calls per second through `call_many` (default config: pool, instances made ahead)\n"
+    );
+    println!("| tool | calls | 1 thread | 2 threads | 2 vs 1 |");
+    println!("|---|---|---|---|---|");
+    let runtime = runtime(PoolConfig::default());
+    let stats = examples().into_iter().next().expect("the Python example");
+    let stats_bytes = example_bytes(repo, stats.module);
+    let cases = [
+        (
+            "echo",
+            load(&runtime, "echo", echo),
+            "echo_echo",
+            echo_arguments(),
+            counts.throughput,
+        ),
+        (
+            "Python stats_mean",
+            load(&runtime, stats.module, &stats_bytes),
+            stats.tool,
+            stats.arguments.clone(),
+            counts.language_throughput,
+        ),
+    ];
+    for (label, module, tool, args, n) in cases {
+        let mut manager = manager_of(module);
+        let calls: Vec<Value> = (0..n).map(|_| tool_call(tool, &args)).collect();
+        let mut rates = Vec::new();
+        for threads in [1, 2] {
+            manager.set_max_parallel(threads);
+            manager.call_many(&calls[..n / 10]);
+            let started = Instant::now();
+            let answers = manager.call_many(&calls);
+            let elapsed = started.elapsed();
+            assert!(
+                answers
+                    .iter()
+                    .all(|a| !a["content"].as_str().unwrap_or("").starts_with("Error")),
+                "{label}: a call failed"
+            );
+            rates.push(n as f64 / elapsed.as_secs_f64());
+        }
+        println!(
+            "| {label} | {n} | {:.0}/s | {:.0}/s | {:.2}x |",
+            rates[0],
+            rates[1],
+            rates[1] / rates[0]
+        );
+    }
+    println!();
+}
+
+fn loads(repo: &Repo, echo: &[u8]) {
+    println!("## Loading a module: compiling, and from the compile cache (median of 5)\n");
+    println!("| module | size | compiling | cached | cached vs compiling |");
+    println!("|---|---|---|---|---|");
+    let cache = tempfile::tempdir().expect("temp dir");
+    let modules: Vec<(&str, Vec<u8>)> = [
+        ("echo", echo.to_vec()),
+        ("calc", example_bytes(repo, "calc")),
+        ("text", example_bytes(repo, "text")),
+        ("stats", example_bytes(repo, "stats")),
+        ("url", example_bytes(repo, "url")),
+        ("hash", example_bytes(repo, "hash")),
+    ]
+    .into();
+    let plain = Runtime::new().expect("runtime");
+    let cached = Runtime::with_cache_dir(cache.path().join("cache")).expect("cache");
+    for (name, bytes) in &modules {
+        let timed = |runtime: &Runtime| {
+            let started = Instant::now();
+            load(runtime, name, bytes);
+            started.elapsed()
+        };
+        let compile = timed(&plain);
+        timed(&cached);
+        let mut samples: Vec<Duration> = (0..5).map(|_| timed(&cached)).collect();
+        samples.sort();
+        let cached_time = samples[2];
+        println!(
+            "| `{name}` | {:.2} MB | {} | {} | 1/{:.0} |",
+            bytes.len() as f64 / 1e6,
+            ms(compile),
+            ms(cached_time),
+            compile.as_secs_f64() / cached_time.as_secs_f64()
+        );
+    }
+    let config = repo.root().join("example-tools/toolhost.toml");
+    let start = |dir: &Path| {
+        let started = Instant::now();
+        let runtime = Runtime::with_cache_dir(dir).expect("cache");
+        let loaded = LoadedConfig::discover(Some(&config)).expect("the example config");
+        let manager = loaded.build_manager(&runtime).expect("every example loads");
+        let schemas = manager.tool_infos();
+        (started.elapsed(), schemas.len())
+    };
+    let dir = cache.path().join("startup");
+    start(&dir);
+    let mut samples: Vec<Duration> = (0..5).map(|_| start(&dir).0).collect();
+    samples.sort();
+    let (_, tools) = start(&dir);
+    println!(
+        "\nStart-up with every example module cached (`example-tools/toolhost.toml`: runtime, \
+         config, 6 modules, {tools} tool schemas; median of 5): {}.\n",
+        ms(samples[2])
+    );
+}
+
+fn memory(counts: &Counts, repo: &Repo, echo: &[u8]) {
+    println!("## Resident memory\n");
+    println!("| module | resident memory it adds when loaded |");
+    println!("|---|---|");
+    let runtime = runtime(PoolConfig::default());
+    let mut kept = Vec::new();
+    for name in ["echo", "calc", "text", "stats", "url", "hash"] {
+        let bytes = if name == "echo" {
+            echo.to_vec()
+        } else {
+            example_bytes(repo, name)
+        };
+        let before = resident_bytes();
+        kept.push(load(&runtime, name, &bytes));
+        std::thread::sleep(Duration::from_millis(200));
+        let after = resident_bytes();
+        println!("| `{name}` | {} |", mib(after as i64 - before as i64));
+    }
+    drop(kept);
+
+    let module = load(&runtime, "echo", echo);
+    let mut manager = manager_of(module);
+    manager.set_max_parallel(2);
+    let batch: Vec<Value> = (0..10_000)
+        .map(|_| tool_call("echo_echo", &echo_arguments()))
+        .collect();
+    manager.call_many(&batch);
+    let before = resident_bytes();
+    let started = Instant::now();
+    let mut done = 0;
+    while done < counts.long_run {
+        manager.call_many(&batch);
+        done += batch.len();
+    }
+    let elapsed = started.elapsed();
+    let after = resident_bytes();
+    println!(
+        "\nResident memory over {done} isolated echo calls (2 threads, after 10,000 to warm up): \
+         {} before, {} after, growth {} ({:.0} calls/s).",
+        mib(before as i64),
+        mib(after as i64),
+        mib(after as i64 - before as i64),
+        done as f64 / elapsed.as_secs_f64()
+    );
+}
