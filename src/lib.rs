@@ -75,7 +75,7 @@ pub use policy::{
 };
 pub use registry::{
     ControllerError, ControllerSpec, DEFAULT_MAX_PARALLEL, Decision, Mode, RegisterError,
-    Registered, Rule, RuleSpec, ToolController, ToolManager,
+    Registered, Rule, RuleSpec, SharedController, ToolController, ToolManager,
 };
 pub use sandbox::{Runtime, RuntimeBuilder};
 pub use tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use crate::engine::PoolConfig;
 use crate::module::ModuleSource;
 use crate::names;
-use crate::policy::{Applies, Grants, LimitOverrides, Limits, Warm};
+use crate::policy::{Grants, LimitOverrides, Limits, Warm};
 use crate::registry::ToolController;
 
 /// The parsed `toolhost.toml`.
@@ -203,7 +203,10 @@ impl Config {
                 .apply(self.limits)
                 .validate()
                 .map_err(|e| format!("{at} limits: {e}"))?;
-            check_module_level(&entry.limits).map_err(|e| format!("{at} limits: {e}"))?;
+            entry
+                .limits
+                .check_module_level()
+                .map_err(|e| format!("{at} limits: {e}"))?;
             entry
                 .grants
                 .network
@@ -218,18 +221,6 @@ impl Config {
         }
         Ok(())
     }
-}
-
-/// Refuses, in a module's `limits`, a limit that bounds a whole batch.
-fn check_module_level(overrides: &LimitOverrides) -> Result<(), String> {
-    for (spec, (key, value)) in Limits::SPECS.iter().zip(overrides.values()) {
-        if spec.applies == Applies::Batch && value.is_some() {
-            return Err(format!(
-                "`{key}` bounds a whole batch of calls, not one module's; set it in [limits]"
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// The most calls one warm instance may serve.

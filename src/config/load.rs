@@ -7,7 +7,7 @@ use crate::module::{BUNDLED_MODULES, LoadError, WasmModule};
 use crate::parallel::run_parallel;
 use crate::policy::Limits;
 use crate::registry::{DEFAULT_MAX_PARALLEL, ToolManager};
-use crate::sandbox::{Runtime, open_file_limit};
+use crate::sandbox::{Runtime, RuntimeBuilder, open_file_limit};
 
 use super::error::ConfigError;
 use super::format::{Config, ModuleEntry};
@@ -99,6 +99,18 @@ impl LoadedConfig {
             .as_deref()
             .and_then(Path::parent)
             .unwrap_or(Path::new(""))
+    }
+
+    /// A runtime builder with this config's instance pool (`[pool]`) and
+    /// name servers (`[resolver]`); add a compile cache or worker as the
+    /// embedder wants. The error names the key.
+    pub fn runtime_builder(&self) -> Result<RuntimeBuilder, String> {
+        let mut builder = Runtime::builder().pool(self.config.pool.clone());
+        let servers = self.config.resolver.servers()?;
+        if !servers.is_empty() {
+            builder = builder.name_servers(servers);
+        }
+        Ok(builder)
     }
 
     /// The cache directory the config names (`[cache] dir`, resolved

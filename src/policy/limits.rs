@@ -124,6 +124,21 @@ macro_rules! limits {
     };
 }
 
+impl LimitOverrides {
+    /// Refuses a limit that bounds a whole batch of calls (such as
+    /// `batch_timeout_ms`), which a module's own limits cannot set.
+    pub fn check_module_level(&self) -> Result<(), String> {
+        for (spec, (key, value)) in Limits::SPECS.iter().zip(self.values()) {
+            if spec.applies == Applies::Batch && value.is_some() {
+                return Err(format!(
+                    "`{key}` bounds a whole batch of calls, not one module's; set it in [limits]"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 limits! {
     /// Fuel units per call (roughly wasm instructions); running out is an error.
     fuel = 1_000_000_000, max 1 << 50, Call, "wasm instructions (fuel units)";

@@ -5,8 +5,9 @@
 //! job, one layer up. Imports [`tool`](crate::tool) and [`names`](crate::names).
 
 mod controller;
+mod shared;
 
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLockReadGuard};
 use std::time::Duration;
 
 use indexmap::IndexMap;
@@ -15,6 +16,7 @@ use serde_json::Value;
 pub use controller::{
     ControllerError, ControllerSpec, Decision, Mode, Rule, RuleSpec, ToolController,
 };
+pub use shared::SharedController;
 
 use crate::names;
 use crate::policy::Limits;
@@ -67,7 +69,7 @@ pub const DEFAULT_MAX_PARALLEL: usize = 8;
 /// call it from many threads at once; each call runs in its own sandbox.
 pub struct ToolManager {
     tools: IndexMap<String, Registered>,
-    controller: RwLock<ToolController>,
+    controller: SharedController,
     max_parallel: usize,
     batch_timeout: Duration,
 }
@@ -92,7 +94,7 @@ impl ToolManager {
     pub fn new() -> Self {
         Self {
             tools: IndexMap::new(),
-            controller: RwLock::new(ToolController::default()),
+            controller: SharedController::default(),
             max_parallel: DEFAULT_MAX_PARALLEL,
             batch_timeout: Limits::default().batch_timeout(),
         }
@@ -209,7 +211,7 @@ impl ToolManager {
     pub fn copy(&self) -> Self {
         Self {
             tools: self.tools.clone(),
-            controller: RwLock::new(self.controller()),
+            controller: SharedController::new(self.controller()),
             max_parallel: self.max_parallel,
             batch_timeout: self.batch_timeout,
         }
@@ -230,40 +232,56 @@ impl ToolManager {
 
     /// A copy of the controller in force.
     pub fn controller(&self) -> ToolController {
-        self.controller_read().clone()
+        self.controller.get()
     }
 
-    /// Replaces the controller; takes effect for the next call.
+    /// Replaces the controller in force; takes effect for the next call, in
+    /// every manager that shares it.
     pub fn set_controller(&self, controller: ToolController) {
-        *self.controller_write() = controller;
+        self.controller.set(controller);
+    }
+
+    /// This manager deciding through `shared`, which other managers (and
+    /// the caller) may hold too: a change through any of them takes effect
+    /// here at once.
+    pub fn with_shared_controller(mut self, shared: SharedController) -> Self {
+        self.set_shared_controller(shared);
+        self
+    }
+
+    /// Makes this manager decide through `shared` from now on.
+    pub fn set_shared_controller(&mut self, shared: SharedController) {
+        self.controller = shared;
+    }
+
+    /// The handle this manager decides through; changes made through it
+    /// take effect here.
+    pub fn shared_controller(&self) -> SharedController {
+        self.controller.clone()
     }
 
     /// Activates `name` at once, with the highest priority (see [`ToolController::activate_tool`]).
     pub fn activate_tool(&self, name: &str) -> Result<(), ControllerError> {
-        self.controller_write().activate_tool(name)
+        self.controller.activate_tool(name)
     }
 
     /// Deactivates `name` at once, with the highest priority.
     pub fn deactivate_tool(&self, name: &str) -> Result<(), ControllerError> {
-        self.controller_write().deactivate_tool(name)
+        self.controller.deactivate_tool(name)
     }
 
     /// Whether tool `name` is active under the controller.
     pub fn check_tool_status(&self, name: &str) -> bool {
-        self.controller_read().check_tool_status(name)
+        self.controller.check_tool_status(name)
     }
 
     /// Which rule makes tool `name` active or not.
     pub fn explain(&self, name: &str) -> Decision {
-        self.controller_read().explain(name)
+        self.controller.explain(name)
     }
 
     pub(crate) fn controller_read(&self) -> RwLockReadGuard<'_, ToolController> {
-        self.controller.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn controller_write(&self) -> RwLockWriteGuard<'_, ToolController> {
-        self.controller.write().unwrap_or_else(|e| e.into_inner())
+        self.controller.read()
     }
 }
 

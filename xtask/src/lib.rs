@@ -23,6 +23,7 @@ mod example;
 mod language;
 mod mcp_client;
 mod process;
+mod python_package;
 mod repo;
 mod toolchain;
 
@@ -31,5 +32,6 @@ pub use example::{build_example, regenerate_c_bindings, test_sdk};
 pub use language::Language;
 pub use mcp_client::{McpClient, install_mcp_client};
 pub use process::venv_bin;
+pub use python_package::install_python_test_env;
 pub use repo::Repo;
 pub use toolchain::install_toolchain;

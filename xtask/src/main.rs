@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use xtask::{
-    Language, McpClient, Repo, build_example, componentize, install_mcp_client, install_toolchain,
-    regenerate_c_bindings, test_sdk,
+    Language, McpClient, Repo, build_example, componentize, install_mcp_client,
+    install_python_test_env, install_toolchain, regenerate_c_bindings, test_sdk,
 };
 
 #[derive(Parser)]
@@ -36,6 +36,9 @@ enum Task {
     /// serve` drive into .toolchains/mcp-<client>/ (all unless some are
     /// named).
     McpClients { clients: Vec<McpClient> },
+    /// Installs the pinned tools the Python package's tests run with
+    /// (pytest, mypy) into .toolchains/python-package/.
+    PythonTestEnv,
     /// Builds the example tools into target/example-tools/ (installing
     /// toolchains as needed); `example-tools/toolhost.toml` loads them.
     BuildExamples { languages: Vec<Language> },
@@ -78,6 +81,9 @@ fn main() -> ExitCode {
                 Ok(())
             })
         }
+        Task::PythonTestEnv => install_python_test_env(&repo).map(|dir| {
+            println!("Python package test tools: {}", dir.display());
+        }),
         Task::BuildExamples { languages } => each(&languages, |language| {
             let component = build_example(&repo, language)?;
             println!("{language}: {}", component.display());

@@ -78,6 +78,16 @@ impl Repo {
         self.toolchains.join(format!("mcp-{}", client.dir_name()))
     }
 
+    /// `crates/python/`: the Python package `toolhost`.
+    pub fn python_package_dir(&self) -> PathBuf {
+        self.root.join("crates/python")
+    }
+
+    /// `.toolchains/python-package/`, where the package's test tools are installed.
+    pub fn python_test_env_dir(&self) -> PathBuf {
+        self.toolchains.join("python-package")
+    }
+
     /// `target/example-tools/`, where the built components go (the path
     /// `example-tools/toolhost.toml` loads them from).
     pub fn out_dir(&self) -> PathBuf {

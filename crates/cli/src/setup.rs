@@ -95,16 +95,6 @@ pub fn warn_failures(report: &LoadReport) {
 pub fn runtime_builder(loaded: &LoadedConfig) -> anyhow::Result<RuntimeBuilder> {
     let program = std::env::current_exe().context("cannot find this program's path")?;
     let worker = CompileWorker::new(program, ["compile-worker"]);
-    let mut builder = Runtime::builder()
-        .compile_worker(worker)
-        .pool(loaded.config.pool.clone());
-    let servers = loaded
-        .config
-        .resolver
-        .servers()
-        .map_err(anyhow::Error::msg)?;
-    if !servers.is_empty() {
-        builder = builder.name_servers(servers);
-    }
-    Ok(builder)
+    let builder = loaded.runtime_builder().map_err(anyhow::Error::msg)?;
+    Ok(builder.compile_worker(worker))
 }

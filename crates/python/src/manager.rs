@@ -1,0 +1,530 @@
+//! `toolhost.ToolManager`: the registry and dispatcher of OpenAI tool
+//! calls, holding native Python tools and sandboxed modules side by side.
+//!
+//! The tools live in a [`toolhost::ToolManager`] that is never changed
+//! once built: registering builds the next one and swaps it in, so a call
+//! runs on the set it started with, without a lock and without the GIL.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use indexmap::IndexMap;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyMapping, PyString};
+use serde_json::Value;
+use toolhost::{RegisterError, SharedController, ToolManager};
+
+use crate::config::from_config;
+use crate::controller::PyToolController;
+use crate::errors::value_error;
+use crate::json::{JsonOut, to_json, to_python};
+use crate::module::{PyWasmModule, type_name};
+use crate::python_tool::{PythonTool, declared_name, is_tool};
+
+/// What a name is registered as, for `unregister` and `tool_infos`.
+struct Entry {
+    /// The object registered: the tool, or the module the tool is from.
+    object: Py<PyAny>,
+    /// Whether it is a native Python tool (else a `WasmModule`).
+    native: bool,
+}
+
+/// The registered tools: the core manager and the Python objects behind them.
+struct State {
+    core: Arc<ToolManager>,
+    entries: IndexMap<String, Entry>,
+    controller: Option<Py<PyToolController>>,
+}
+
+impl State {
+    fn copy(&self, py: Python<'_>) -> State {
+        State {
+            core: self.core.clone(),
+            entries: self
+                .entries
+                .iter()
+                .map(|(name, entry)| {
+                    let object = entry.object.clone_ref(py);
+                    (
+                        name.clone(),
+                        Entry {
+                            object,
+                            native: entry.native,
+                        },
+                    )
+                })
+                .collect(),
+            controller: self.controller.as_ref().map(|c| c.clone_ref(py)),
+        }
+    }
+}
+
+/// One thing to register: a module's tools, or one native tool under a name.
+enum Addition {
+    Module(Py<PyAny>, toolhost::WasmModule),
+    Native(String, Py<PyAny>),
+}
+
+/// The registry of tools and the dispatcher of OpenAI tool calls.
+///
+/// `tools` is a list of tools (native `Tool`s and `WasmModule`s, keyed by
+/// their names) or a dict `{name: tool}` (keys used verbatim). Calls never
+/// raise: every failure comes back as an `Error: ...` text.
+#[pyclass(name = "ToolManager", module = "toolhost", frozen)]
+pub struct PyToolManager {
+    state: Mutex<State>,
+}
+
+#[pymethods]
+impl PyToolManager {
+    #[new]
+    #[pyo3(signature = (tools = None, tool_controller = None))]
+    fn new(
+        py: Python<'_>,
+        tools: Option<&Bound<'_, PyAny>>,
+        tool_controller: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let controller = controller_arg(tool_controller)?;
+        let shared = controller.as_ref().map(|c| c.get().shared.clone());
+        let mut core = ToolManager::new();
+        if let Some(shared) = shared {
+            core.set_shared_controller(shared);
+        }
+        let additions = match tools.filter(|t| !t.is_none()) {
+            None => Vec::new(),
+            Some(tools) => additions_of(tools)?,
+        };
+        let mut state = State {
+            core: Arc::new(core),
+            entries: IndexMap::new(),
+            controller,
+        };
+        add(py, &mut state, additions)?;
+        Ok(Self {
+            state: Mutex::new(state),
+        })
+    }
+
+    /// A manager with the modules and controller of the config file at
+    /// `path` (the format `toolhost` reads). Raises `toolhost.ConfigError`
+    /// if the config cannot be read or one of its modules cannot be loaded.
+    #[staticmethod]
+    fn from_config(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        let (core, modules) = from_config(py, &path)?;
+        let mut entries = IndexMap::new();
+        for module in modules {
+            let names: Vec<String> = module.tools();
+            let object = Py::new(py, module)?.into_any();
+            for name in names {
+                let object = object.clone_ref(py);
+                entries.insert(
+                    name,
+                    Entry {
+                        object,
+                        native: false,
+                    },
+                );
+            }
+        }
+        let controller = Py::new(
+            py,
+            PyToolController {
+                shared: core.shared_controller(),
+            },
+        )?;
+        Ok(Self {
+            state: Mutex::new(State {
+                core: Arc::new(core),
+                entries,
+                controller: Some(controller),
+            }),
+        })
+    }
+
+    /// Registers `tool`: a native tool under `name` (default: the name its
+    /// `tool_info()` gives), or every tool of a `WasmModule`. A name that
+    /// is already registered raises `ValueError`.
+    #[pyo3(signature = (tool, name = None))]
+    fn register(
+        &self,
+        py: Python<'_>,
+        tool: &Bound<'_, PyAny>,
+        name: Option<String>,
+    ) -> PyResult<()> {
+        let addition = addition_of(tool, name)?;
+        let mut state = self.lock();
+        add(py, &mut state, vec![addition])
+    }
+
+    /// Removes tool `name`; returns the object it was registered as (the
+    /// tool, or the `WasmModule` it is from), or `None` if there is none.
+    fn unregister(&self, name: &str) -> Option<Py<PyAny>> {
+        let mut state = self.lock();
+        let entry = state.entries.shift_remove(name)?;
+        let mut core = next_core(&state);
+        core.unregister(name);
+        state.core = Arc::new(core);
+        Some(entry.object)
+    }
+
+    /// Every registered name, active or not, in registration order.
+    fn names(&self) -> Vec<String> {
+        self.lock().entries.keys().cloned().collect()
+    }
+
+    /// A shallow copy: the same tools and controller; registering into
+    /// the copy leaves this manager unchanged.
+    fn copy(&self, py: Python<'_>) -> Self {
+        Self {
+            state: Mutex::new(self.lock().copy(py)),
+        }
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> Self {
+        self.copy(py)
+    }
+
+    /// The schemas of the active tools, in registration order, for an API
+    /// request's `tools`: a native tool's `tool_info()` as it returns it, a
+    /// module's tools as OpenAI function schemas.
+    fn tool_infos<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let (core, entries) = {
+            let state = self.lock();
+            let entries: Vec<(String, Py<PyAny>, bool)> = state
+                .entries
+                .iter()
+                .map(|(n, e)| (n.clone(), e.object.clone_ref(py), e.native))
+                .collect();
+            (state.core.clone(), entries)
+        };
+        let infos = PyList::empty(py);
+        for (name, object, native) in entries {
+            if !core.check_tool_status(&name) {
+                continue;
+            }
+            if native {
+                infos.append(object.bind(py).call_method0("tool_info")?)?;
+            } else if let Some(registered) = core.get(&name) {
+                infos.append(to_python(py, &registered.info.to_openai())?)?;
+            }
+        }
+        Ok(infos)
+    }
+
+    /// The controller deciding which tools are active (shared, not
+    /// copied), or `None`.
+    #[getter]
+    fn tool_controller(&self, py: Python<'_>) -> Option<Py<PyToolController>> {
+        self.lock().controller.as_ref().map(|c| c.clone_ref(py))
+    }
+
+    #[setter]
+    fn set_tool_controller(&self, controller: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let controller = controller_arg(controller)?;
+        let shared = match &controller {
+            Some(c) => c.get().shared.clone(),
+            None => SharedController::default(),
+        };
+        let mut state = self.lock();
+        let mut core = state.core.copy();
+        core.set_shared_controller(shared);
+        state.core = Arc::new(core);
+        state.controller = controller;
+        Ok(())
+    }
+
+    /// Dispatches one OpenAI tool call (`{"id", "type": "function",
+    /// "function": {"name", "arguments"}}`; `id` and `type` may be
+    /// omitted; `arguments` may be JSON text, a dict, `None` or blank).
+    /// Returns the result or an `Error: ...` text; never raises. The GIL is
+    /// released while a sandboxed call runs.
+    fn __call__(&self, py: Python<'_>, tool_call: &Bound<'_, PyAny>) -> String {
+        let tool_call = match call_json(tool_call) {
+            Ok(call) => call,
+            Err(error) => return error,
+        };
+        let core = self.core();
+        py.detach(move || core.call(&tool_call))
+    }
+
+    /// Answers `tool_calls` (a list of tool calls) in parallel; returns one
+    /// `{"role": "tool", "tool_call_id", "content"}` message per call, in order.
+    fn call_many<'py>(
+        &self,
+        py: Python<'py>,
+        tool_calls: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let calls = calls_json(tool_calls)?;
+        let core = self.core();
+        let messages = py.detach(move || core.call_many(&calls));
+        to_python(py, &Value::Array(messages))
+    }
+
+    /// Answers the `tool_calls` of an assistant message (a dict, or an
+    /// OpenAI SDK message) like `call_many`. A message that is neither a
+    /// tool call nor has `tool_calls` raises `ValueError`.
+    fn call_message<'py>(
+        &self,
+        py: Python<'py>,
+        message: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let message =
+            to_json(message).map_err(|e| value_error(format!("the message is not JSON: {e}")))?;
+        let core = self.core();
+        let messages = py
+            .detach(move || core.call_message(&message))
+            .map_err(|e| value_error(e.to_string()))?;
+        to_python(py, &Value::Array(messages))
+    }
+
+    /// `await manager.acall(tool_call)`: `__call__` for asyncio code; the
+    /// call runs off the event loop, which stays free. Cancelling the
+    /// awaiting task stops the call.
+    fn acall<'py>(
+        slf: &Bound<'py, Self>,
+        tool_call: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        started_when_awaited(slf, "_start_acall", tool_call)
+    }
+
+    /// `await manager.acall_many(tool_calls)`: `call_many` for asyncio code.
+    fn acall_many<'py>(
+        slf: &Bound<'py, Self>,
+        tool_calls: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        started_when_awaited(slf, "_start_acall_many", tool_calls)
+    }
+
+    /// `await manager.acall_message(message)`: `call_message` for asyncio code.
+    fn acall_message<'py>(
+        slf: &Bound<'py, Self>,
+        message: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        started_when_awaited(slf, "_start_acall_message", message)
+    }
+
+    /// Starts `acall`'s call inside the running loop; returns its future.
+    fn _start_acall<'py>(
+        &self,
+        py: Python<'py>,
+        tool_call: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let call = match call_json(tool_call) {
+            Ok(call) => self.core().call_async(&call),
+            Err(error) => {
+                return pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(error) });
+            }
+        };
+        pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(call.await) })
+    }
+
+    /// Starts `acall_many`'s calls inside the running loop.
+    fn _start_acall_many<'py>(
+        &self,
+        py: Python<'py>,
+        tool_calls: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let calls = calls_json(tool_calls)?;
+        let core = self.core();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            Ok(JsonOut(Value::Array(core.call_many_async(&calls).await)))
+        })
+    }
+
+    /// Starts `acall_message`'s calls inside the running loop.
+    fn _start_acall_message<'py>(
+        &self,
+        py: Python<'py>,
+        message: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let message =
+            to_json(message).map_err(|e| value_error(format!("the message is not JSON: {e}")))?;
+        let core = self.core();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            match core.call_message_async(&message).await {
+                Ok(messages) => Ok(JsonOut(Value::Array(messages))),
+                Err(e) => Err(value_error(e.to_string())),
+            }
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    fn __contains__(&self, name: &str) -> bool {
+        self.lock().entries.contains_key(name)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ToolManager(names={:?})", self.names())
+    }
+}
+
+impl PyToolManager {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The tools as they are now; calls run on this set to the end.
+    fn core(&self) -> Arc<ToolManager> {
+        self.lock().core.clone()
+    }
+}
+
+/// A coroutine that calls `slf.<start>(argument)` when awaited, inside the
+/// running loop (see `toolhost/_aio.py`).
+fn started_when_awaited<'py>(
+    slf: &Bound<'py, PyToolManager>,
+    start: &str,
+    argument: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    let helper = py
+        .import("toolhost._aio")?
+        .getattr("started_when_awaited")?;
+    helper.call1((slf.getattr(start)?, argument))
+}
+
+/// A copy of the state's core manager, deciding through the same controller.
+fn next_core(state: &State) -> ToolManager {
+    let mut core = state.core.copy();
+    core.set_shared_controller(state.core.shared_controller());
+    core
+}
+
+/// Registers `additions` into `state`, all or none.
+fn add(py: Python<'_>, state: &mut State, additions: Vec<Addition>) -> PyResult<()> {
+    if additions.is_empty() {
+        return Ok(());
+    }
+    let mut core = next_core(state);
+    let mut entries = Vec::new();
+    for addition in additions {
+        match addition {
+            Addition::Module(object, module) => {
+                let names: Vec<String> = toolhost::Tool::infos(&module)
+                    .into_iter()
+                    .map(|i| i.name)
+                    .collect();
+                core.register(module).map_err(register_error)?;
+                for name in names {
+                    entries.push((
+                        name,
+                        Entry {
+                            object: object.clone_ref(py),
+                            native: false,
+                        },
+                    ));
+                }
+            }
+            Addition::Native(name, object) => {
+                let tool = PythonTool::new(name.clone(), object.clone_ref(py));
+                core.register(tool).map_err(register_error)?;
+                entries.push((
+                    name,
+                    Entry {
+                        object,
+                        native: true,
+                    },
+                ));
+            }
+        }
+    }
+    state.core = Arc::new(core);
+    state.entries.extend(entries);
+    Ok(())
+}
+
+fn register_error(error: RegisterError) -> PyErr {
+    value_error(error.to_string())
+}
+
+/// The tools of a constructor's `tools`: a dict (keys verbatim) or an
+/// iterable of tools.
+fn additions_of(tools: &Bound<'_, PyAny>) -> PyResult<Vec<Addition>> {
+    let expects = || {
+        PyTypeError::new_err(format!(
+            "ToolManager expects dict | Iterable[Tool] | None for `tools`, got {}",
+            type_name(tools)
+        ))
+    };
+    if tools.is_instance_of::<PyString>() || tools.is_instance_of::<pyo3::types::PyBytes>() {
+        return Err(expects());
+    }
+    if let Ok(mapping) = tools.cast::<PyMapping>() {
+        let mut additions = Vec::new();
+        for item in mapping.items()?.iter() {
+            let (key, tool): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+            let name = key.extract::<String>().map_err(|_| {
+                PyTypeError::new_err(format!("tool names must be str, got {}", type_name(&key)))
+            })?;
+            additions.push(addition_of(&tool, Some(name))?);
+        }
+        return Ok(additions);
+    }
+    let Ok(items) = tools.try_iter() else {
+        return Err(expects());
+    };
+    items.map(|tool| addition_of(&tool?, None)).collect()
+}
+
+/// What registering `tool` (under `name`, for a native tool) adds.
+fn addition_of(tool: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<Addition> {
+    if let Ok(module) = tool.cast::<PyWasmModule>() {
+        let inner = module.get().module.clone();
+        return Ok(Addition::Module(tool.clone().unbind(), inner));
+    }
+    if !is_tool(tool) {
+        return Err(PyTypeError::new_err(format!(
+            "a tool must be a toolhost.Tool (callable, with tool_info()) or a WasmModule, got {}",
+            type_name(tool)
+        )));
+    }
+    let name = match name {
+        Some(name) if name.is_empty() => {
+            return Err(value_error("a tool's name must be non-empty"));
+        }
+        Some(name) => name,
+        None => declared_name(tool)?,
+    };
+    Ok(Addition::Native(name, tool.clone().unbind()))
+}
+
+/// `tool_controller=`: a `ToolController` or `None`.
+fn controller_arg(controller: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyToolController>>> {
+    match controller.filter(|c| !c.is_none()) {
+        None => Ok(None),
+        Some(c) => match c.cast::<PyToolController>() {
+            Ok(c) => Ok(Some(c.clone().unbind())),
+            Err(_) => Err(PyTypeError::new_err(format!(
+                "tool_controller must be a toolhost.ToolController or None, got {}",
+                type_name(c)
+            ))),
+        },
+    }
+}
+
+/// A tool call as JSON, or the `Error: ...` text that answers it.
+fn call_json(tool_call: &Bound<'_, PyAny>) -> Result<Value, String> {
+    to_json(tool_call).map_err(|e| format!("Error: the tool call is not JSON: {e}"))
+}
+
+/// A list of tool calls as JSON; one that is not JSON is answered with an
+/// error for it alone.
+fn calls_json(tool_calls: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
+    if tool_calls.is_instance_of::<PyString>() || tool_calls.cast::<PyMapping>().is_ok() {
+        return Err(PyTypeError::new_err(format!(
+            "tool_calls must be a list of tool calls, got {}",
+            type_name(tool_calls)
+        )));
+    }
+    let mut calls = Vec::new();
+    for call in tool_calls.try_iter()? {
+        let call = call?;
+        // A call that is not JSON is still answered, with an error for it:
+        // a JSON text the core reports as not a tool call.
+        calls.push(to_json(&call).unwrap_or_else(|e| Value::String(format!("not JSON: {e}"))));
+    }
+    Ok(calls)
+}

@@ -1,0 +1,74 @@
+"""Fixtures for the toolhost package's tests.
+
+`cargo test -p toolhost-python` (and `cargo test --workspace`) runs this
+suite through tests/pytest.rs, which builds the package and the test
+components and passes their paths in TOOLHOST_TEST_* variables.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import toolhost
+
+
+def _path(var: str) -> Path:
+    value = os.environ.get(var)
+    if not value:
+        raise RuntimeError(
+            f"{var} is not set: run this suite with `cargo test -p toolhost-python`, "
+            "which builds the package and the components it uses"
+        )
+    return Path(value)
+
+
+@pytest.fixture(scope="session")
+def echo_path() -> Path:
+    """The echo component (tool `echo`, arguments `{"text"}`)."""
+    return _path("TOOLHOST_TEST_ECHO")
+
+
+@pytest.fixture(scope="session")
+def hostile_path() -> Path:
+    """The hostile test component: spin, membomb, panic, sleep, counter..."""
+    return _path("TOOLHOST_TEST_HOSTILE")
+
+
+@pytest.fixture(scope="session")
+def calc_path() -> Path:
+    """The calc example component (tool `evaluate`)."""
+    return _path("TOOLHOST_TEST_CALC")
+
+
+@pytest.fixture(scope="session")
+def expected() -> dict:
+    """What the Rust library answers to the calls in expected.json (see tests/pytest.rs)."""
+    return json.loads(_path("TOOLHOST_TEST_EXPECTED").read_text())
+
+
+# The limits the hostile module is loaded with, here and in tests/pytest.rs.
+HOSTILE_LIMITS = {"timeout_ms": 300, "memory_mib": 64}
+
+
+@pytest.fixture(scope="session")
+def echo(echo_path: Path) -> toolhost.WasmModule:
+    return toolhost.load_module(echo_path, name="echo")
+
+
+@pytest.fixture(scope="session")
+def hostile(hostile_path: Path) -> toolhost.WasmModule:
+    return toolhost.load_module(hostile_path, name="hostile", limits=HOSTILE_LIMITS)
+
+
+@pytest.fixture(scope="session")
+def calc(calc_path: Path) -> toolhost.WasmModule:
+    return toolhost.load_module(calc_path, name="calc")
+
+
+def call(name: str, arguments=None, id: str = "call_1") -> dict:
+    """An OpenAI tool call."""
+    if arguments is not None and not isinstance(arguments, str):
+        arguments = json.dumps(arguments)
+    return {"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}
