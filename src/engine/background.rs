@@ -13,6 +13,11 @@
 //! - [`Background::now`]: queued, and the thread woken at once (if it
 //!   sleeps), for work that a caller will soon wait for.
 //!
+//! After its last job the thread lingers a little ([`LINGER`]) before it
+//! sleeps, looking for new jobs between yields: a burst of calls (a rollout,
+//! a batch) then hands it `soon` jobs that it takes up at once, without a
+//! wake, and an idle host costs nothing.
+//!
 //! Each job is a future, run as a task of the thread's own single-threaded
 //! runtime (with its own timers and I/O), so a job that waits (or a guest
 //! that yields at an epoch tick) lets the others go on. The thread ends when
@@ -23,8 +28,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
+
+/// How long the thread goes on looking for new jobs after the last one
+/// before it sleeps until woken.
+const LINGER: Duration = Duration::from_micros(200);
 
 /// One piece of background work.
 type Job = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -142,7 +152,28 @@ async fn pump(queue: Weak<Shared>, wake: Arc<Notify>) {
         }
         // Reap the finished ones, so that the set does not grow.
         while tasks.try_join_next().is_some() {}
-        wake.notified().await;
+        if !linger(&queue).await {
+            wake.notified().await;
+        }
     }
     tasks.abort_all();
+}
+
+/// Lets the running jobs go on for up to [`LINGER`], looking for new ones
+/// between yields; `true` as soon as there are some (or the queue is gone).
+async fn linger(queue: &Weak<Shared>) -> bool {
+    let until = Instant::now() + LINGER;
+    while Instant::now() < until {
+        tokio::task::yield_now().await;
+        let Some(shared) = queue.upgrade() else {
+            return true;
+        };
+        if shared.waiting.swap(false, Ordering::AcqRel) || !shared.lock().is_empty() {
+            return true;
+        }
+        drop(shared);
+        // Let a runnable thread have this core first.
+        std::thread::yield_now();
+    }
+    false
 }
