@@ -205,4 +205,20 @@ impl ModuleEntry {
     ) -> Result<WasmModule, LoadError> {
         load_reusing(self, runtime, base, defaults, &[]).map(|loaded| loaded.module)
     }
+
+    /// Loads the component `bytes` as module `name`, with this entry's
+    /// limits (over `defaults`), grants (relative paths from `base`) and
+    /// warmth; the entry's `name`, `path` and `bundled` are not used.
+    pub fn load_bytes(
+        &self,
+        runtime: &Runtime,
+        base: &Path,
+        defaults: Limits,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<WasmModule, LoadError> {
+        let access = self.access(name, base)?;
+        let module = WasmModule::from_bytes(runtime, name, bytes, self.limits.apply(defaults))?;
+        self.configure(module, name, access)
+    }
 }

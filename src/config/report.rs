@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::module::{LoadError, LoadErrorKind, WasmModule};
 use crate::parallel::run_parallel;
-use crate::policy::Limits;
+use crate::policy::{Access, Limits};
 use crate::registry::ToolManager;
 use crate::sandbox::Runtime;
 
@@ -131,10 +131,7 @@ pub(super) fn load_reusing(
     let invalid_name = |e| LoadError::new("?", LoadErrorKind::InvalidName, e);
     let name = entry.module_name().map_err(invalid_name)?;
     let source = entry.source(base).map_err(invalid_name)?;
-    let access = entry
-        .grants
-        .resolve(base)
-        .map_err(|e| LoadError::new(&name, LoadErrorKind::InvalidGrants, e))?;
+    let access = entry.access(&name, base)?;
     let bytes = source.read(&name, &limits)?;
     let key = ModuleKey {
         name: name.clone(),
@@ -148,17 +145,36 @@ pub(super) fn load_reusing(
             false,
         ),
     };
-    let module = module.with_access(access);
-    let module = match entry
-        .warmth()
-        .map_err(|e| LoadError::new(&name, LoadErrorKind::InvalidLimits, e))?
-    {
-        Some(warm) => module.with_warm(warm),
-        None => module,
-    };
+    let module = entry.configure(module, &name, access)?;
     Ok(Reusable {
         module,
         key,
         reused,
     })
+}
+
+impl ModuleEntry {
+    /// What this entry's grants open, resolved against `base`.
+    pub(super) fn access(&self, name: &str, base: &Path) -> Result<Access, LoadError> {
+        self.grants
+            .resolve(base)
+            .map_err(|e| LoadError::new(name, LoadErrorKind::InvalidGrants, e))
+    }
+
+    /// `module` with `access` and this entry's warmth.
+    pub(super) fn configure(
+        &self,
+        module: WasmModule,
+        name: &str,
+        access: Access,
+    ) -> Result<WasmModule, LoadError> {
+        let warmth = self
+            .warmth()
+            .map_err(|e| LoadError::new(name, LoadErrorKind::InvalidLimits, e))?;
+        let module = module.with_access(access);
+        Ok(match warmth {
+            Some(warm) => module.with_warm(warm),
+            None => module,
+        })
+    }
 }

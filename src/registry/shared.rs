@@ -53,11 +53,6 @@ impl SharedController {
         *self.write() = controller;
     }
 
-    /// Whether `self` and `other` are handles to the same controller.
-    pub fn same_as(&self, other: &SharedController) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
-    }
-
     /// Whether tool `name` is active.
     pub fn check_tool_status(&self, name: &str) -> bool {
         self.read().check_tool_status(name)

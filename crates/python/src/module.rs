@@ -218,21 +218,9 @@ fn load_bytes(
 ) -> Result<WasmModule, String> {
     let name = name.unwrap_or_else(|| BYTES_MODULE_NAME.to_string());
     let base = std::env::current_dir().unwrap_or_default();
-    let warmth = entry
-        .warmth()
-        .map_err(|e| format!("module '{name}': {e}"))?;
-    let access = entry
-        .grants
-        .resolve(&base)
-        .map_err(|e| format!("module '{name}': {e}"))?;
-    let limits = entry.limits.apply(Limits::default());
-    let module = WasmModule::from_bytes(runtime, &name, bytes, limits)
-        .map_err(|e| e.to_string())?
-        .with_access(access);
-    Ok(match warmth {
-        Some(warm) => module.with_warm(warm),
-        None => module,
-    })
+    entry
+        .load_bytes(runtime, &base, Limits::default(), &name, bytes)
+        .map_err(|e| e.to_string())
 }
 
 /// The name of `object`'s type, for error messages.
