@@ -70,9 +70,18 @@ pub use module::{
     bundled_module,
 };
 pub use policy::{
-    Access, Applies, DirAccess, DirGrant, DirMode, Endpoint, Grants, LimitOverrides, LimitSpec,
-    Limits, NetworkGrant, Warm,
+    Access, Applies, DirAccess, DirGrant, DirMode, Endpoint, Grants, HttpAccess, HttpGrant,
+    LimitOverrides, LimitSpec, Limits, NetworkGrant, Warm,
 };
+
+/// The HTTP grant's parts: allow entries, origins, secret headers, and the
+/// allow-list decision every `wasi:http` request goes through.
+pub mod http {
+    pub use crate::policy::{
+        AllowEntry, Denied, Host, HttpAccess, HttpAllow, HttpGrant, Origin, RequestTarget, Scheme,
+        Secret, SecretHeader, SecretHeaderGrant, TlsRoots, is_internal,
+    };
+}
 pub use registry::{
     ControllerError, ControllerSpec, DEFAULT_MAX_PARALLEL, Decision, Mode, RegisterError,
     Registered, Rule, RuleSpec, SharedController, ToolController, ToolManager,

@@ -19,6 +19,8 @@
 //   });
 //   export const { toolInfo, call } = tools.exports();
 //
+// `run` may also be `async` (to `await fetch(...)`, for example).
+//
 // Build with ComponentizeJS (see guest-sdk/js/README.md).
 
 const NAME = /^[A-Za-z0-9_-]+$/;
@@ -191,12 +193,22 @@ function errorText(error) {
 /** A tool's return value as text: strings as they are, anything else as JSON. */
 function encode(value) {
   if (typeof value === "string") return value;
-  if (typeof value?.then === "function") {
-    throw new ToolError("the tool returned a Promise: tools must return their result directly");
-  }
   const text = JSON.stringify(value === undefined ? null : value);
   if (text === undefined) throw new ToolError(`cannot encode the result (${typeof value}) as JSON`);
   return text;
+}
+
+function isThenable(value) {
+  return typeof value?.then === "function";
+}
+
+/** A tool's result as the answer `{ ok: text }`, or `{ err: text }` if it cannot be encoded. */
+function answer(value) {
+  try {
+    return { ok: encode(value) };
+  } catch (e) {
+    return { err: errorText(e) };
+  }
 }
 
 /** The tools of a module. */
@@ -207,7 +219,7 @@ export class Toolbox {
    * Declares a tool: `{ name, description, parameters, run }`. `parameters`
    * is the JSON Schema of its arguments (default: no arguments, any other
    * field refused); `run(args)` returns the result (a string as is,
-   * anything else as JSON) or throws.
+   * anything else as JSON) or throws, or returns a Promise of the result.
    */
   tool({ name, description = "", parameters, run }) {
     if (typeof name !== "string" || !NAME.test(name)) {
@@ -229,7 +241,11 @@ export class Toolbox {
     return JSON.stringify(infos);
   }
 
-  /** Runs tool `name`: `{ ok: text }` or `{ err: text }`; never throws. */
+  /**
+   * Runs tool `name`: `{ ok: text }` or `{ err: text }`; never throws. When
+   * the tool's `run` returns a Promise (an `async` tool), so does this: one
+   * that resolves to the answer.
+   */
   run(name, argumentsText) {
     const tool = this.#tools.get(name);
     if (!tool) {
@@ -245,26 +261,37 @@ export class Toolbox {
     if (!hasType("object", args)) {
       return { err: `invalid arguments: expected a JSON object, got ${kind(args)}` };
     }
+    let value;
     try {
       check(tool.parameters, args, "");
-      return { ok: encode(tool.run(args)) };
+      value = tool.run(args);
     } catch (e) {
       return { err: errorText(e) };
     }
+    if (isThenable(value)) {
+      // An async tool: the answer is a Promise that never rejects.
+      return Promise.resolve(value).then(answer, (e) => ({ err: errorText(e) }));
+    }
+    return answer(value);
   }
 
   /**
    * The two exports of the world, for `export const { toolInfo, call } =
    * tools.exports();`. ComponentizeJS returns `call`'s value as `ok` and
-   * what it throws as `err`.
+   * what it throws as `err`; for an async tool `call` returns a Promise,
+   * which ComponentizeJS settles by running the event loop before the call
+   * returns (so `await fetch(...)` works inside `run`).
    */
   exports() {
+    const unwrap = ({ ok, err }) => {
+      if (err !== undefined) throw err;
+      return ok;
+    };
     return {
       toolInfo: () => this.toolInfo(),
       call: (name, argumentsText) => {
-        const { ok, err } = this.run(name, argumentsText);
-        if (err !== undefined) throw err;
-        return ok;
+        const result = this.run(name, argumentsText);
+        return isThenable(result) ? result.then(unwrap) : unwrap(result);
       },
     };
   }

@@ -212,6 +212,11 @@ impl Config {
                 .network
                 .endpoints()
                 .map_err(|e| format!("{at}: {e}"))?;
+            entry
+                .grants
+                .http
+                .check()
+                .map_err(|e| format!("{at}: {e}"))?;
             entry.warmth().map_err(|e| format!("{at}: {e}"))?;
             let name = entry.module_name().map_err(|e| format!("{at}: {e}"))?;
             names::check_module_name(&name).map_err(|e| format!("{at}: {e}"))?;

@@ -121,11 +121,12 @@ pub(super) fn compile_failure_reason(failure: CompileFailure, limits: &Limits) -
 /// Why a component did not compile, with what to do where that is known.
 fn compile_error_reason(error: &str) -> String {
     let mut reason = format!("it is not a valid component: {error}");
-    if error.contains("component model async") {
+    if error.contains("requires the component model") {
         reason.push_str(
-            "; toolhost does not enable the component-model async ABI (wasmtime's support for it \
-             is incomplete): build the component with synchronous exports \
-             (for componentize-qjs: --sync)",
+            "; toolhost runs components built with the component-model async ABI, but not the \
+             parts of it that wasmtime 48 leaves unfinished and off (async stackful, \
+             error-context, threading and the further async built-ins): build the component \
+             without them (jco's and wit-bindgen's default options do not use them)",
         );
     }
     reason

@@ -23,7 +23,8 @@ use crate::engine::{Compiled, describe_error};
 use crate::names;
 use crate::policy::{Access, Limits, Warm, to_usize};
 use crate::sandbox::{
-    self, CallReport, Captured, Exports, Overflow, Request, Runtime, Target, WarmInstances,
+    self, CallReport, Captured, Exports, HttpClient, Overflow, Request, Runtime, Target,
+    WarmInstances,
 };
 use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
 use wasmtime::Engine;
@@ -168,6 +169,7 @@ impl WasmModule {
             transcodes: binary::transcodes_strings(bytes),
             state_bytes: to_usize(state.bytes),
             resolver: runtime.resolver().clone(),
+            http: None,
         };
         let read = tool_info::read_tools(name, &target);
         let tools = runtime.clock().block_on(runtime.clock().drive(read))?;
@@ -195,6 +197,7 @@ impl WasmModule {
             return self;
         }
         let mut inner = (*self.inner).clone();
+        inner.target.http = HttpClient::for_access(&access.http);
         inner.target.access = Arc::new(access);
         // Instances made for the old access must not serve the new one.
         inner.renew_instances(self.warm());
@@ -340,11 +343,16 @@ impl WasmModule {
         let started = Instant::now();
         let report = sandbox::run(inner.target.clone(), request).await;
         log_report(&inner.name, &tool, &report, started.elapsed());
-        match report.result {
-            Ok(Ok(text)) => Ok(text),
-            Ok(Err(text)) => Err(ToolError::failed(&tool, &text)),
-            Err(fault) => Err(fault_text::call_error(&tool, fault, &inner.target.limits)),
-        }
+        let http_problem = report.http_problem;
+        let error = match report.result {
+            Ok(Ok(text)) => return Ok(text),
+            Ok(Err(text)) => ToolError::failed(&tool, &text),
+            Err(fault) => fault_text::call_error(&tool, fault, &inner.target.limits),
+        };
+        Err(match http_problem {
+            Some(problem) => error.with_note(&format!("toolhost refused HTTP: {problem}")),
+            None => error,
+        })
     }
 }
 

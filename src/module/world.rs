@@ -70,13 +70,18 @@ fn signature_fits(export: &str, func: &ComponentFunc) -> bool {
 /// Why a component's imports cannot be satisfied, with what to do.
 pub(super) fn import_error_reason(error: &str) -> String {
     let mut reason = format!(
-        "{error}; toolhost provides the WASI 0.2 interfaces cli, clocks, filesystem, io, random \
-         and sockets (granting nothing by default), and no others"
+        "{error}; toolhost provides the WASI 0.2 interfaces cli, clocks, filesystem, http, io, \
+         random and sockets, and the WASI 0.3 interfaces cli, clocks, http and random \
+         (granting nothing by default), and no others"
     );
-    if error.contains("wasi:http/") {
+    if error.contains("wasi:filesystem/") && error.contains("@0.3")
+        || error.contains("wasi:sockets/") && error.contains("@0.3")
+    {
         reason.push_str(
-            "; wasi:http is not provided (JavaScript built with ComponentizeJS imports it; \
-             componentize-qjs builds do not)",
+            "; WASI 0.3's filesystem and sockets are not provided (toolhost's checks of files, \
+             sockets and name lookups are written for 0.2): build the component against WASI \
+             0.2's filesystem and sockets, which wasi-libc and the Rust, Python and JavaScript \
+             toolchains use",
         );
     }
     reason

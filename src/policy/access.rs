@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use super::endpoint::Endpoint;
 use super::grants::DirMode;
+use super::http::HttpAccess;
 
 /// What a module's calls may reach: resolved grants. The default reaches
 /// nothing (no files, environment, network or stdin).
@@ -26,6 +27,8 @@ pub struct Access {
     /// Whether the guest may create symbolic links (relative, without `..`)
     /// in its read-write directories.
     pub symlinks: bool,
+    /// Outbound HTTP requests (`wasi:http`).
+    pub http: HttpAccess,
 }
 
 /// One granted directory: an existing host directory, as an absolute path.
@@ -42,7 +45,11 @@ pub struct DirAccess {
 impl Access {
     /// Whether nothing is reachable.
     pub fn is_empty(&self) -> bool {
-        self.dirs.is_empty() && self.env.is_empty() && self.endpoints.is_empty() && !self.symlinks
+        self.dirs.is_empty()
+            && self.env.is_empty()
+            && self.endpoints.is_empty()
+            && !self.symlinks
+            && self.http.is_empty()
     }
 
     /// The names of the environment variables whose values the config sets.

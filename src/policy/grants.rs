@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::access::{Access, DirAccess};
 use super::endpoint::Endpoint;
+use super::http::HttpGrant;
 
 /// The capabilities granted to one module's calls, as written in the config.
 /// The default grants nothing; [`Grants::resolve`] checks them.
@@ -23,6 +24,7 @@ use super::endpoint::Endpoint;
 /// env_inherit = ["WEATHER_API_KEY"]
 /// network = { allow = ["api.example.com:443", "127.0.0.1:8080"] }
 /// symlinks = true
+/// http = { allow = ["https://api.example.com/v1/"] }
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,6 +46,9 @@ pub struct Grants {
     /// accepted, so a link never points outside the grant.
     #[serde(default)]
     pub symlinks: bool,
+    /// Outbound HTTP requests (`wasi:http`) the guest may make.
+    #[serde(default)]
+    pub http: HttpGrant,
 }
 
 /// The network a module may use: outbound TCP to the listed endpoints only.
@@ -112,6 +117,7 @@ impl Grants {
             && self.env_inherit.is_empty()
             && self.network.allow.is_empty()
             && !self.symlinks
+            && self.http.is_empty()
     }
 
     /// Checks these grants and makes them ready to use: host paths become
@@ -138,6 +144,7 @@ impl Grants {
             env.insert(name.clone(), value);
         }
         let endpoints = self.network.endpoints()?;
+        let http = self.http.resolve(base)?;
         if self.symlinks && !self.dirs.iter().any(|d| d.mode == DirMode::Rw) {
             return Err(
                 "grants.symlinks = true needs a directory granted with mode = \"rw\"".to_string(),
@@ -149,6 +156,7 @@ impl Grants {
             inherited: self.env_inherit.clone(),
             endpoints,
             symlinks: self.symlinks,
+            http,
         })
     }
 }

@@ -166,6 +166,23 @@ limits! {
     max_open_files = 256, max 100_000, Call, "files and sockets open at once";
     /// Bytes a call may write into its granted directories.
     max_write_bytes = 64 * MIB, max 1 << 40, Call, "bytes written to granted directories";
+    /// HTTP requests (`wasi:http`) a call may make.
+    max_http_requests = 64, max 100_000, Call, "HTTP requests per call";
+    /// HTTP requests a call may have in flight at once.
+    max_http_concurrent = 8, max 1_000, Call, "HTTP requests in flight at once";
+    /// Bytes of one HTTP request's body.
+    max_http_request_body_bytes = 4 * MIB, max GIB, Call, "HTTP request body, bytes";
+    /// Bytes of one HTTP response's body.
+    max_http_response_body_bytes = 16 * MIB, max 4 * GIB, Call, "HTTP response body, bytes";
+    /// Header fields of one HTTP request or response.
+    max_http_fields = 100, max 10_000, Call, "HTTP header fields of a request or response";
+    /// Bytes of the header fields of one HTTP request or response (names and
+    /// values; wasmtime's `max-http-fields-size`).
+    max_http_fields_size = 64 * KIB, max 16 * MIB, Call, "HTTP header bytes of a request or response";
+    /// Time to connect (TCP and TLS) for one HTTP request, in milliseconds.
+    http_connect_timeout_ms = 10_000, max 86_400_000, Call, "HTTP connect time, ms";
+    /// Time from sending an HTTP request to its response's head, in milliseconds.
+    http_first_byte_timeout_ms = 30_000, max 86_400_000, Call, "HTTP time to the response, ms";
     /// The largest component accepted at load, in bytes.
     max_component_bytes = 256 * MIB, max 4 * GIB, Load, "component size, bytes";
     /// Wall-clock time for compiling the component, in milliseconds (enforced
@@ -235,6 +252,16 @@ impl Limits {
     /// The batch limit as a duration.
     pub fn batch_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.batch_timeout_ms)
+    }
+
+    /// The HTTP connect limit as a duration.
+    pub fn http_connect_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.http_connect_timeout_ms)
+    }
+
+    /// The HTTP first-byte limit as a duration.
+    pub fn http_first_byte_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.http_first_byte_timeout_ms)
     }
 
     /// The wasm stack limit in bytes.

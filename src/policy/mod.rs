@@ -6,6 +6,7 @@
 mod access;
 mod endpoint;
 mod grants;
+mod http;
 mod limits;
 mod warm;
 
@@ -13,6 +14,10 @@ pub use access::{Access, DirAccess};
 pub use endpoint::Endpoint;
 pub(crate) use grants::symlink_target_stays_inside;
 pub use grants::{DirGrant, DirMode, Grants, NetworkGrant};
+pub use http::{
+    AllowEntry, Denied, Host, HttpAccess, HttpAllow, HttpGrant, Origin, RequestTarget, Scheme,
+    Secret, SecretHeader, SecretHeaderGrant, TlsRoots, is_internal,
+};
 pub(crate) use limits::to_usize;
 pub use limits::{Applies, LimitOverrides, LimitSpec, Limits};
 pub use warm::Warm;

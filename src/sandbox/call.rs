@@ -12,6 +12,7 @@ use super::capture::{Capture, Captured};
 use super::deadline::Deadline;
 use super::fault::{Fault, classify};
 use super::guest_stderr::name_the_cause;
+use super::http::HttpClient;
 use super::overflow::{Overflow, pool_was_full};
 use super::ready::{Disposal, Prepared, ReadyInstances};
 use super::resolver::NameResolver;
@@ -54,6 +55,8 @@ pub(crate) struct Target {
     pub state_bytes: usize,
     /// Looks up the host names of the module's network grant.
     pub resolver: NameResolver,
+    /// The TLS configuration of its HTTP requests (`None`: no HTTP grant).
+    pub http: Option<Arc<HttpClient>>,
 }
 
 impl Target {
@@ -104,6 +107,17 @@ pub(crate) struct CallReport {
     pub result: Outcome,
     pub stdout: Captured,
     pub stderr: Captured,
+    /// The first HTTP request the host refused (a denial or a limit), for
+    /// the text of a call that ended in an error.
+    pub http_problem: Option<String>,
+}
+
+/// What the store saw besides the outcome: whether a memory growth was
+/// refused, and the first HTTP problem.
+#[derive(Debug, Default)]
+pub(super) struct Seen {
+    pub memory_refused: bool,
+    pub http_problem: Option<String>,
 }
 
 /// Runs `request` in a fresh instance of `pre` under `limits`, reaching
@@ -143,8 +157,8 @@ pub(super) async fn run_fresh(target: &Target, request: Request) -> CallReport {
         stdout: &stdout,
         stderr: &stderr,
     };
-    let (result, memory_refused) = run_in_store(target, request, outputs).await;
-    report(result, memory_refused, &stdout, &stderr)
+    let (result, seen) = run_in_store(target, request, outputs).await;
+    report(result, seen, &stdout, &stderr)
 }
 
 /// The call run in an instance made ahead of it.
@@ -158,23 +172,24 @@ async fn run_prepared(target: &Target, prepared: Prepared, request: Request) -> 
         held,
         ..
     } = prepared;
-    let (outcome, memory_refused) = run_on(target, &mut store, &instance, &deadline, request).await;
+    let (outcome, seen) = run_on(target, &mut store, &instance, &deadline, request).await;
     target.disposal.dispose(store, Some(held));
-    report(outcome, memory_refused, &stdout, &stderr)
+    report(outcome, seen, &stdout, &stderr)
 }
 
 /// Runs `request` on `instance` (of `target.pre`, in `store`, made before
-/// the call) with the call's whole time from now: the outcome, and whether
-/// a memory growth was refused on the way.
+/// the call) with the call's whole time from now: the outcome, and what
+/// the store saw on the way.
 pub(super) async fn run_on(
     target: &Target,
     store: &mut Store<CallState>,
     instance: &Instance,
     deadline: &Deadline,
     request: Request,
-) -> (Outcome, bool) {
+) -> (Outcome, Seen) {
     let timeout = Duration::from_millis(target.limits.timeout_ms);
     deadline.restart(timeout);
+    store.data().http.begin_call();
     store.set_epoch_deadline(1);
     let max_bytes = max_bytes(&target.limits, &request);
     let call = call_export(store, instance, target.exports, request, max_bytes);
@@ -190,21 +205,22 @@ pub(super) async fn run_on(
 /// what the guest wrote to stderr.
 pub(super) fn report(
     result: Outcome,
-    memory_refused: bool,
+    seen: Seen,
     stdout: &Capture,
     stderr: &Capture,
 ) -> CallReport {
     let stderr = stderr.contents();
-    let result = result.map_err(|fault| name_the_cause(fault, &stderr.text(), memory_refused));
+    let result = result.map_err(|fault| name_the_cause(fault, &stderr.text(), seen.memory_refused));
     CallReport {
         result,
         stdout: stdout.contents(),
         stderr,
+        http_problem: seen.http_problem,
     }
 }
 
-/// The outcome, and whether a memory growth was refused on the way.
-async fn run_in_store(target: &Target, request: Request, outputs: Outputs<'_>) -> (Outcome, bool) {
+/// The outcome, and what the store saw on the way.
+async fn run_in_store(target: &Target, request: Request, outputs: Outputs<'_>) -> (Outcome, Seen) {
     match run_with(
         target,
         (&target.pre, target.exports),
@@ -214,25 +230,33 @@ async fn run_in_store(target: &Target, request: Request, outputs: Outputs<'_>) -
     .await
     {
         Attempt::PoolFull => {}
-        Attempt::Done(outcome, refused) => return (outcome, refused),
+        Attempt::Done(outcome, seen) => return (outcome, seen),
     }
     // No guest code ran: the pool refused the instance (or its stack)
     // first. Start again with an instance of our own.
     let linked = match target.overflow.as_deref().map(Overflow::pre) {
         Some(Ok(linked)) => linked,
-        Some(Err(fault)) => return (Err(fault), false),
-        None => return (Err(Fault::Host("the instance pool is full".into())), false),
+        Some(Err(fault)) => return (Err(fault), Seen::default()),
+        None => {
+            return (
+                Err(Fault::Host("the instance pool is full".into())),
+                Seen::default(),
+            );
+        }
     };
     match run_with(target, linked, request, outputs).await {
-        Attempt::Done(outcome, refused) => (outcome, refused),
-        Attempt::PoolFull => (Err(Fault::Host("the instance pool is full".into())), false),
+        Attempt::Done(outcome, seen) => (outcome, seen),
+        Attempt::PoolFull => (
+            Err(Fault::Host("the instance pool is full".into())),
+            Seen::default(),
+        ),
     }
 }
 
 /// How one attempt at a call ended.
 enum Attempt {
-    /// With this outcome, and whether a memory growth was refused.
-    Done(Outcome, bool),
+    /// With this outcome, and what the store saw.
+    Done(Outcome, Seen),
     /// Before it started: the instance pool had no room.
     PoolFull,
 }
@@ -250,7 +274,7 @@ async fn run_with(
     let deadline = Deadline::after(timeout);
     let mut store = match new_store(target, pre.engine(), outputs, &deadline) {
         Ok(store) => store,
-        Err(fault) => return Attempt::Done(Err(fault), false),
+        Err(fault) => return Attempt::Done(Err(fault), Seen::default()),
     };
     let max_bytes = max_bytes(limits, &request);
     // The epoch deadline traps guest code that spins; this timeout also
@@ -264,9 +288,9 @@ async fn run_with(
         }
         Ok(Err(error)) => Err(classify(&error, target)),
     };
-    let (outcome, memory_refused) = settle(&store, outcome);
+    let (outcome, seen) = settle(&store, outcome);
     target.disposal.dispose(store, None);
-    Attempt::Done(outcome, memory_refused)
+    Attempt::Done(outcome, seen)
 }
 
 /// The most bytes `request`'s answer may have.
@@ -277,8 +301,8 @@ fn max_bytes(limits: &Limits, request: &Request) -> usize {
     })
 }
 
-/// `outcome` as the limits saw it, and whether a memory growth was refused.
-fn settle(store: &Store<CallState>, outcome: Outcome) -> (Outcome, bool) {
+/// `outcome` as the limits saw it, and what the store saw.
+fn settle(store: &Store<CallState>, outcome: Outcome) -> (Outcome, Seen) {
     let limiter = &store.data().limiter;
     // A table refused for the memory it would take hit the memory limit,
     // whatever wasmtime's text says.
@@ -288,7 +312,11 @@ fn settle(store: &Store<CallState>, outcome: Outcome) -> (Outcome, bool) {
         }
         other => other,
     };
-    (outcome, limiter.exceeded())
+    let seen = Seen {
+        memory_refused: limiter.exceeded(),
+        http_problem: store.data().http.problem(),
+    };
+    (outcome, seen)
 }
 
 /// Instantiates `pre` in `store` and runs `request`.

@@ -1,5 +1,13 @@
 //! The linker every module is instantiated with: WASI 0.2 with toolhost's
-//! stricter versions of a few functions ([`overrides`](super::overrides)).
+//! stricter versions of a few functions ([`overrides`](super::overrides)),
+//! `wasi:http` 0.2 and 0.3 (every request decided by the host, see
+//! [`http`](super::http)), and the WASI 0.3 interfaces that reach nothing
+//! by themselves (cli, clocks, random).
+//!
+//! WASI 0.3's filesystem and sockets are left out: toolhost's checks of
+//! files (open-file and write budgets, symbolic links) and of name lookups
+//! are written for their 0.2 versions, which every toolchain still targets.
+//! A component importing them does not load, and the load error says so.
 //!
 //! The linker only says which functions exist; what each call actually
 //! reaches is decided by its WASI context ([`wasi_context`](super::wasi_context)).
@@ -10,10 +18,17 @@ use wasmtime::component::Linker;
 use super::overrides;
 use super::state::CallState;
 
-/// A linker for `engine` with WASI 0.2 and the overrides.
+/// A linker for `engine` with WASI 0.2, the overrides, `wasi:http` and
+/// the WASI 0.3 interfaces above.
 pub(crate) fn new_linker(engine: &Engine) -> anyhow::Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from)?;
     overrides::add_to_linker(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+        .map_err(anyhow::Error::from)?;
+    wasmtime_wasi::p3::cli::add_to_linker(&mut linker).map_err(anyhow::Error::from)?;
+    wasmtime_wasi::p3::clocks::add_to_linker(&mut linker).map_err(anyhow::Error::from)?;
+    wasmtime_wasi::p3::random::add_to_linker(&mut linker).map_err(anyhow::Error::from)?;
+    wasmtime_wasi_http::p3::add_to_linker(&mut linker).map_err(anyhow::Error::from)?;
     Ok(linker)
 }

@@ -8,9 +8,11 @@ use tokio::sync::Semaphore;
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use super::budget::{CallBudget, OpenFile};
 use super::deadline::Deadline;
+use super::http::CallHttp;
 use super::resolver::NameResolver;
 use crate::policy::Access;
 
@@ -33,6 +35,8 @@ pub(crate) struct CallState {
     pub(super) lookups: Arc<Semaphore>,
     /// When the call's time is up (lookups end by then).
     pub(super) deadline: Deadline,
+    /// Its `wasi:http` context and hooks.
+    pub(super) http: CallHttp,
 }
 
 impl CallState {
@@ -47,6 +51,16 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http.ctx,
+            table: &mut self.table,
+            hooks: &mut self.http.hooks,
         }
     }
 }

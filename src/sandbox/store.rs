@@ -10,6 +10,7 @@ use super::budget::CallBudget;
 use super::call::Target;
 use super::deadline::Deadline;
 use super::fault::Fault;
+use super::http::{CallHttp, HttpCallParts};
 use super::network::ConnectChecks;
 use super::resolver::LOOKUPS_AT_ONCE;
 use super::state::{CallState, MemoryLimiter};
@@ -39,6 +40,15 @@ pub(super) fn new_store(
         lookups: Arc::clone(&lookups),
     };
     let wasi = wasi_context(access, checks, outputs)?;
+    let http = CallHttp::new(HttpCallParts {
+        module: Arc::clone(&target.module),
+        access: Arc::clone(access),
+        client: target.http.clone(),
+        limits: *limits,
+        resolver: target.resolver.clone(),
+        deadline: deadline.clone(),
+        lookups: Arc::clone(&lookups),
+    });
     let mut table = ResourceTable::new();
     table.set_max_capacity(MAX_WASI_RESOURCES);
     let counts = StoreLimitsBuilder::new()
@@ -58,6 +68,7 @@ pub(super) fn new_store(
         resolver: target.resolver.clone(),
         lookups,
         deadline: deadline.clone(),
+        http,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);

@@ -16,7 +16,7 @@ use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::Instance;
 
-use super::call::{CallReport, Outcome, Request, Target, report, run_fresh, run_on};
+use super::call::{CallReport, Outcome, Request, Seen, Target, report, run_fresh, run_on};
 use super::capture::Capture;
 use super::deadline::Deadline;
 use super::fault::{Fault, classify};
@@ -92,7 +92,11 @@ pub(crate) async fn run(target: &Target, warm: &WarmInstances, request: Request)
         None => match make(target).await {
             Made::Ready(instance) => instance,
             Made::Failed(fault, refused, stdout, stderr) => {
-                return report(Err(fault), refused, &stdout, &stderr);
+                let seen = Seen {
+                    memory_refused: refused,
+                    http_problem: None,
+                };
+                return report(Err(fault), seen, &stdout, &stderr);
             }
             // No slot for a long-lived instance: serve this call as a
             // module that is not warm would.
@@ -100,7 +104,7 @@ pub(crate) async fn run(target: &Target, warm: &WarmInstances, request: Request)
         },
     };
     instance.begin_call(target);
-    let (outcome, memory_refused) = run_on(
+    let (outcome, seen) = run_on(
         target,
         &mut instance.store,
         &instance.instance,
@@ -108,7 +112,8 @@ pub(crate) async fn run(target: &Target, warm: &WarmInstances, request: Request)
         request,
     )
     .await;
-    let answer = report(outcome, memory_refused, &instance.stdout, &instance.stderr);
+    let memory_refused = seen.memory_refused;
+    let answer = report(outcome, seen, &instance.stdout, &instance.stderr);
     instance.calls += 1;
     if ended_well(&answer.result, memory_refused) && instance.calls < warm.warm.max_calls {
         warm.give_back(instance, target);

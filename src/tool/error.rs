@@ -73,6 +73,12 @@ impl ToolError {
         )
     }
 
+    /// This error with `note` after its message, in parentheses.
+    pub(crate) fn with_note(mut self, note: &str) -> Self {
+        self.message = format!("{} ({note})", self.message);
+        self
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> ToolErrorKind {
         self.kind

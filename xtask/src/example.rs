@@ -7,6 +7,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use crate::componentize::componentize;
+use crate::guest::{build_atomically, componentize_js, componentize_py};
 use crate::process::{run, venv_bin};
 use crate::toolchain::install_toolchain;
 use crate::{Language, Repo};
@@ -14,67 +15,95 @@ use crate::{Language, Repo};
 /// The wit-bindgen-cli that generated `guest-sdk/c/bindings/`.
 const WIT_BINDGEN_VERSION: &str = "0.63.0";
 
+/// The Rust example tools toolhost does not bundle (they need grants to be
+/// of use): packages under `example-tools/`, built into
+/// `target/example-tools/` like the other languages' examples.
+pub const RUST_EXAMPLES: [&str; 1] = ["fetch"];
+
+/// The target and profile the guest components are built with.
+const GUEST_TARGET: &str = "wasm32-wasip2";
+const GUEST_PROFILE: &str = "guest";
+
 /// Builds `language`'s example tool (installing its toolchain first if
 /// needed) and returns the component's path.
 pub fn build_example(repo: &Repo, language: Language) -> Result<PathBuf> {
     let toolchain = install_toolchain(repo, language)?;
     let out = repo.component(language);
-    let out_dir = repo.out_dir();
-    fs::create_dir_all(&out_dir).with_context(|| format!("cannot create {}", out_dir.display()))?;
-    // Built beside its final name and renamed, so a failed build never
-    // leaves a truncated component where a config would load it.
-    let partial = out.with_extension("wasm.partial");
-    match language {
-        Language::Python => build_python(repo, &toolchain, &partial)?,
-        Language::JavaScript => build_js(repo, &toolchain, &partial)?,
-        Language::C => build_c(repo, &toolchain, &partial)?,
+    build_atomically(&out, |partial| match language {
+        Language::Python => build_python(repo, &toolchain, partial),
+        Language::JavaScript => build_js(repo, &toolchain, partial),
+        Language::C => build_c(repo, &toolchain, partial),
+    })?;
+    Ok(out)
+}
+
+/// Builds the Rust example `package` (one of [`RUST_EXAMPLES`]) with cargo
+/// and copies the component to `target/example-tools/<package>.wasm`;
+/// returns that path.
+pub fn build_rust_example(repo: &Repo, package: &str) -> Result<PathBuf> {
+    let target_dir = repo.guest_target_dir();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(repo.root())
+        .args([
+            "build",
+            "--profile",
+            GUEST_PROFILE,
+            "--target",
+            GUEST_TARGET,
+        ])
+        .args(["-p", package, "--target-dir"])
+        .arg(&target_dir);
+    // Settings for the host's compiler are not for the guest.
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_BUILD_TARGET",
+        "CARGO_TARGET_DIR",
+    ] {
+        command.env_remove(var);
     }
-    fs::rename(&partial, &out)
-        .with_context(|| format!("cannot move the component to {}", out.display()))?;
+    run(&mut command)
+        .with_context(|| format!("cargo failed to build the Rust example {package}"))?;
+    let built = target_dir
+        .join(GUEST_TARGET)
+        .join(GUEST_PROFILE)
+        .join(format!("{}.wasm", package.replace('-', "_")));
+    let out = repo.out_dir().join(format!("{package}.wasm"));
+    build_atomically(&out, |partial| {
+        fs::copy(&built, partial)
+            .map(drop)
+            .with_context(|| format!("cannot copy {}", built.display()))
+    })?;
     Ok(out)
 }
 
 /// componentize-py: the example's `app` module with the SDK beside it.
 fn build_python(repo: &Repo, venv: &Path, out: &Path) -> Result<()> {
-    let mut command = Command::new(venv_bin(venv, "componentize-py"));
-    command
-        .arg("--wit-path")
-        .arg(repo.wit_dir())
-        .args(["--world", "tool", "componentize", "app", "--python-path"])
-        .arg(repo.example_dir(Language::Python))
-        .arg("--python-path")
-        .arg(repo.sdk_dir(Language::Python))
-        .arg("--output")
-        .arg(out)
-        // No __pycache__ folders written into the source tree.
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    run(&mut command).context("componentize-py failed to build the Python example")?;
-    Ok(())
+    let example = repo.example_dir(Language::Python);
+    let sdk = repo.sdk_dir(Language::Python);
+    componentize_py(
+        venv,
+        &[&repo.wit_dir()],
+        "tool",
+        "app",
+        &[&example, &sdk],
+        out,
+    )
+    .context("componentize-py failed to build the Python example")
 }
 
-/// ComponentizeJS, without the wasi:http features toolhost does not provide.
+/// ComponentizeJS with its default features: `fetch()` works, through the
+/// wasi:http that toolhost provides (requests to the origins the config
+/// grants).
 fn build_js(repo: &Repo, toolchain: &Path, out: &Path) -> Result<()> {
-    crate::toolchain::check_node("JavaScript toolchain", "cargo xtask toolchains js")?;
-    let cli = toolchain.join("node_modules/@bytecodealliance/componentize-js/src/cli.js");
-    let mut command = Command::new("node");
-    command
-        .arg(cli)
-        .arg(repo.example_dir(Language::JavaScript).join("tool.js"))
-        .arg("--wit")
-        .arg(repo.wit_dir())
-        .args([
-            "--world-name",
-            "tool",
-            "--disable",
-            "http",
-            "fetch-event",
-            "--out",
-        ])
-        .arg(out)
-        // It resolves the module's relative imports against this folder.
-        .current_dir(repo.root());
-    run(&mut command).context("ComponentizeJS failed to build the JavaScript example")?;
-    Ok(())
+    let source = repo.example_dir(Language::JavaScript).join("tool.js");
+    componentize_js(repo, toolchain, &source, out, &[])
+        .context("ComponentizeJS failed to build the JavaScript example")
 }
 
 /// zig cc to a core module for wasm32-wasi, then a component of it.

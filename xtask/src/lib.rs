@@ -1,4 +1,5 @@
-//! Builds toolhost's example tools written in Python, JavaScript and C.
+//! Builds toolhost's example tools written in Python, JavaScript and C,
+//! and the Rust ones it does not bundle ([`RUST_EXAMPLES`], built with cargo).
 //!
 //! Every toolchain is pinned by a lockfile in the repository
 //! (`guest-sdk/python/requirements.txt`, `guest-sdk/js/package-lock.json`,
@@ -7,7 +8,9 @@
 //! `venv` (Python and C) and Node.js 18+ with npm (JavaScript).
 //!
 //! The command line is `cargo xtask`; the integration tests call
-//! [`build_example`] directly.
+//! [`build_example`] directly, and build their own test tools with
+//! [`build_js_component`], [`build_qjs_component`] and
+//! [`build_python_component`].
 //!
 //! ```no_run
 //! use xtask::{Language, Repo, build_example};
@@ -20,6 +23,7 @@
 
 mod componentize;
 mod example;
+mod guest;
 mod language;
 mod mcp_client;
 mod process;
@@ -28,7 +32,10 @@ mod repo;
 mod toolchain;
 
 pub use componentize::componentize;
-pub use example::{build_example, regenerate_c_bindings, test_sdk};
+pub use example::{
+    RUST_EXAMPLES, build_example, build_rust_example, regenerate_c_bindings, test_sdk,
+};
+pub use guest::{JsFeature, build_js_component, build_python_component, build_qjs_component};
 pub use language::Language;
 pub use mcp_client::{McpClient, install_mcp_client};
 pub use process::venv_bin;

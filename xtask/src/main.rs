@@ -1,23 +1,26 @@
 //! `cargo xtask`: builds the example tools written in Python, JavaScript
 //! and C, with toolchains pinned by the repository and installed into
-//! `.toolchains/`.
+//! `.toolchains/`, and the Rust examples toolhost does not bundle.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::builder::PossibleValue;
+use clap::{Parser, Subcommand, ValueEnum};
 use xtask::{
-    Language, McpClient, Repo, build_example, componentize, install_mcp_client,
-    install_python_test_env, install_toolchain, regenerate_c_bindings, test_sdk,
+    JsFeature, Language, McpClient, RUST_EXAMPLES, Repo, build_example, build_js_component,
+    build_python_component, build_qjs_component, build_rust_example, componentize,
+    install_mcp_client, install_python_test_env, install_toolchain, regenerate_c_bindings,
+    test_sdk,
 };
 
 #[derive(Parser)]
 #[command(
     name = "cargo xtask",
     bin_name = "cargo xtask",
-    about = "Builds toolhost's Python, JavaScript and C example tools"
+    about = "Builds toolhost's example tools: Python, JavaScript, C, and Rust ones not bundled"
 )]
 struct Cli {
     /// Install the toolchains here instead of .toolchains/.
@@ -40,8 +43,10 @@ enum Task {
     /// (pytest, mypy) into .toolchains/python-package/.
     PythonTestEnv,
     /// Builds the example tools into target/example-tools/ (installing
-    /// toolchains as needed); `example-tools/toolhost.toml` loads them.
-    BuildExamples { languages: Vec<Language> },
+    /// toolchains as needed; all unless some are named):
+    /// `example-tools/toolhost.toml` loads the Python, JavaScript and C ones,
+    /// `example-tools/fetch.toml` the Rust `fetch`.
+    BuildExamples { examples: Vec<Examples> },
     /// Regenerates guest-sdk/c/bindings/ from wit/ with wit-bindgen-cli.
     CBindings,
     /// Makes a component of a core module built with the C SDK (what
@@ -55,6 +60,68 @@ enum Task {
     /// Runs the SDKs' own tests (guest-sdk/<lang>/tests/) natively, with
     /// the pinned toolchains (all languages unless some are named).
     TestSdk { languages: Vec<Language> },
+    /// Builds one tool module from source (a test tool in tests/guests-js/
+    /// or tests/guests-py/, say), as the integration tests do.
+    BuildTool {
+        /// What builds it.
+        #[arg(long, value_enum)]
+        with: Builder,
+        /// The JavaScript file, or the folder of the Python module `app.py`.
+        source: PathBuf,
+        /// Where to write the component.
+        output: PathBuf,
+        /// ComponentizeJS: the engine features to leave out (default: none).
+        #[arg(long, value_enum, num_args = 1..)]
+        disable: Vec<JsFeature>,
+        /// componentize-py: the WIT folders, resolved together (default: wit/).
+        #[arg(long)]
+        wit: Vec<PathBuf>,
+        /// componentize-py: the world, in full when there are several
+        /// packages (default: tool).
+        #[arg(long)]
+        world: Option<String>,
+    },
+}
+
+/// What `build-examples` builds.
+#[derive(Clone, Copy)]
+enum Examples {
+    /// The Rust examples toolhost does not bundle ([`RUST_EXAMPLES`]).
+    Rust,
+    /// One language's example.
+    Of(Language),
+}
+
+impl ValueEnum for Examples {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            Examples::Rust,
+            Examples::Of(Language::Python),
+            Examples::Of(Language::JavaScript),
+            Examples::Of(Language::C),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        match self {
+            Examples::Rust => Some(
+                PossibleValue::new("rust")
+                    .help("cargo: the Rust examples toolhost does not bundle (fetch)"),
+            ),
+            Examples::Of(language) => language.to_possible_value(),
+        }
+    }
+}
+
+/// What builds a tool module for `build-tool`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Builder {
+    /// ComponentizeJS (StarlingMonkey).
+    Js,
+    /// jco's QuickJS backend (componentize-qjs), default options.
+    Qjs,
+    /// componentize-py.
+    Python,
 }
 
 fn main() -> ExitCode {
@@ -84,11 +151,25 @@ fn main() -> ExitCode {
         Task::PythonTestEnv => install_python_test_env(&repo).map(|dir| {
             println!("Python package test tools: {}", dir.display());
         }),
-        Task::BuildExamples { languages } => each(&languages, |language| {
-            let component = build_example(&repo, language)?;
-            println!("{language}: {}", component.display());
-            Ok(())
-        }),
+        Task::BuildExamples { examples } => {
+            let all = if examples.is_empty() {
+                Examples::value_variants()
+            } else {
+                &examples[..]
+            };
+            all.iter().try_for_each(|examples| match examples {
+                Examples::Rust => RUST_EXAMPLES.iter().try_for_each(|package| {
+                    let component = build_rust_example(&repo, package)?;
+                    println!("Rust ({package}): {}", component.display());
+                    Ok(())
+                }),
+                Examples::Of(language) => {
+                    let component = build_example(&repo, *language)?;
+                    println!("{language}: {}", component.display());
+                    Ok(())
+                }
+            })
+        }
         Task::CBindings => regenerate_c_bindings(&repo).map(|dir| {
             println!("C bindings: {}", dir.display());
         }),
@@ -97,6 +178,30 @@ fn main() -> ExitCode {
             print!("{}", test_sdk(&repo, language)?);
             Ok(())
         }),
+        Task::BuildTool {
+            with,
+            source,
+            output,
+            disable,
+            wit,
+            world,
+        } => {
+            let built = match with {
+                Builder::Js => build_js_component(&repo, &source, &output, &disable),
+                Builder::Qjs => build_qjs_component(&repo, &source, &output),
+                Builder::Python => {
+                    let wit = if wit.is_empty() {
+                        vec![repo.wit_dir()]
+                    } else {
+                        wit
+                    };
+                    let wit: Vec<&Path> = wit.iter().map(PathBuf::as_path).collect();
+                    let world = world.as_deref().unwrap_or("tool");
+                    build_python_component(&repo, &source, &wit, world, &output)
+                }
+            };
+            built.map(|component| println!("{}", component.display()))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

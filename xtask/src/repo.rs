@@ -94,6 +94,12 @@ impl Repo {
         self.root.join("target").join("example-tools")
     }
 
+    /// `target/guests/`, the target directory the guest components are built
+    /// in (the one `build.rs` builds the bundled examples in).
+    pub fn guest_target_dir(&self) -> PathBuf {
+        self.root.join("target").join("guests")
+    }
+
     /// The component built for `language`'s example.
     pub fn component(&self, language: Language) -> PathBuf {
         self.out_dir().join(format!("{}.wasm", language.example()))

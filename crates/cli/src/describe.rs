@@ -2,6 +2,7 @@
 //! (environment values never).
 
 use serde_json::{Value, json};
+use toolhost::http::{HttpAccess, TlsRoots};
 use toolhost::{Access, DirMode, Limits};
 
 /// One line per granted capability, or `nothing` when none is.
@@ -32,10 +33,70 @@ pub fn access_lines(access: &Access) -> Vec<String> {
     if access.symlinks {
         lines.push("symlinks: may create links inside its read-write directories".into());
     }
+    lines.extend(http_lines(&access.http));
     if lines.is_empty() {
         lines.push("nothing (no files, environment, network or stdin)".into());
     }
     lines
+}
+
+/// The HTTP grant: each allowed origin and prefix, the methods, the roots
+/// and the names (never the values) of the secret headers.
+fn http_lines(http: &HttpAccess) -> Vec<String> {
+    let mut lines = Vec::new();
+    for allow in &http.allow {
+        lines.push(format!("http: requests to {allow}"));
+    }
+    if http.allow.is_empty() {
+        return lines;
+    }
+    let methods = http
+        .methods
+        .as_ref()
+        .map_or("any".to_string(), |m| m.join(", "));
+    lines.push(format!("http: methods {methods}"));
+    let roots = match http.roots {
+        TlsRoots::Bundled => "bundled (Mozilla's)",
+        TlsRoots::Platform => "the platform's",
+    };
+    match &http.ca_file {
+        Some((path, _)) => lines.push(format!("http: TLS roots {roots} and {}", path.display())),
+        None => lines.push(format!("http: TLS roots {roots}")),
+    }
+    for secret in &http.secret_headers {
+        lines.push(format!(
+            "http: header {} set by the host on requests to {} (value from env {}, never shown)",
+            secret.name, secret.origin, secret.env
+        ));
+    }
+    lines
+}
+
+/// The HTTP grant as JSON, header names only.
+fn http_json(http: &HttpAccess) -> Value {
+    let allow: Vec<Value> = http
+        .allow
+        .iter()
+        .map(|a| {
+            json!({
+                "origin": a.origin.to_string(),
+                "path_prefix": a.path_prefix,
+                "allow_private": a.allow_private,
+            })
+        })
+        .collect();
+    let headers: Vec<Value> = http
+        .secret_headers
+        .iter()
+        .map(|s| json!({"origin": s.origin.to_string(), "name": s.name, "env": s.env}))
+        .collect();
+    json!({
+        "allow": allow,
+        "methods": http.methods,
+        "roots": http.roots,
+        "ca_file": http.ca_file.as_ref().map(|(path, _)| path),
+        "secret_headers": headers,
+    })
 }
 
 /// `key = value` per limit, marked `*` where it differs from the default.
@@ -67,6 +128,7 @@ pub fn access_json(access: &Access) -> Value {
         "env_inherit": access.inherited,
         "network": {"allow": endpoints},
         "symlinks": access.symlinks,
+        "http": http_json(&access.http),
     })
 }
 

@@ -1,8 +1,10 @@
 //! Test support shared by toolhost's test suites (the library's and the
-//! command's): the workspace's paths and the test guest components under
-//! `tests/guests/`, built on first use.
+//! command's): the workspace's paths, the test guest components under
+//! `tests/guests/` (built on first use), and an HTTP(S) test server
+//! ([`http_server`]).
 
 pub mod components;
+pub mod http_server;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,6 +14,10 @@ use std::sync::Mutex;
 const TEST_GUESTS: &[&str] = &[
     "guest-hostile",
     "guest-echo",
+    "guest-http",
+    "guest-p3",
+    // The example tool of outbound HTTP, built like the test guests.
+    "fetch",
     "guest-info-trap",
     "guest-info-spin",
     "guest-info-bad-json",

@@ -40,6 +40,10 @@ function toolbox() {
           throw { code: 7 };
         case "promise":
           return Promise.resolve(1);
+        case "rejected":
+          return Promise.reject(new ToolError("later"));
+        case "async-bigint":
+          return (async () => 1n)();
         case "undefined":
           return undefined;
         case "bigint":
@@ -101,9 +105,6 @@ test("whatever goes wrong becomes an error text", () => {
   assert.match(t.run("fail", '{"kind": "type"}').err, /^TypeError: /);
   assert.deepEqual(t.run("fail", '{"kind": "string"}'), { err: "plain string" });
   assert.deepEqual(t.run("fail", '{"kind": "object"}'), { err: 'thrown: {"code":7}' });
-  assert.deepEqual(t.run("fail", '{"kind": "promise"}'), {
-    err: "the tool returned a Promise: tools must return their result directly",
-  });
   assert.match(t.run("fail", '{"kind": "bigint"}').err, /^TypeError: /);
 });
 
@@ -112,6 +113,20 @@ test("the exports throw the error text for err", () => {
   assert.equal(JSON.parse(toolInfo()).length, 2);
   assert.equal(call("add", '{"a": 2}'), "2");
   assert.throws(() => call("fail", '{"kind": "tool"}'), (e) => e === "told you");
+});
+
+test("an async tool answers with a Promise of the answer", async () => {
+  const t = toolbox();
+  assert.deepEqual(await t.run("fail", '{"kind": "promise"}'), { ok: "1" });
+  assert.deepEqual(await t.run("fail", '{"kind": "rejected"}'), { err: "later" });
+  assert.match((await t.run("fail", '{"kind": "async-bigint"}')).err, /^TypeError: /);
+  // Arguments are still checked first, and synchronously.
+  assert.deepEqual(t.run("fail", '{"kind": 1}'), {
+    err: "invalid arguments: field 'kind': expected a string, got number 1",
+  });
+  const { call } = t.exports();
+  assert.equal(await call("fail", '{"kind": "promise"}'), "1");
+  await assert.rejects(call("fail", '{"kind": "rejected"}'), (e) => e === "later");
 });
 
 test("bad declarations are refused", () => {

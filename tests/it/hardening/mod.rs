@@ -7,6 +7,7 @@ mod batch;
 mod cache;
 mod errors;
 mod files;
+mod http;
 mod instances;
 mod output;
 mod resolver;

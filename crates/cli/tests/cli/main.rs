@@ -4,5 +4,6 @@ mod cache;
 mod commands;
 mod compile;
 mod files;
+mod http;
 mod injection;
 mod languages;

@@ -1,0 +1,117 @@
+//! HTTP attacks of a hostile guest against the allow-list, the secret
+//! headers and the request framing (all on 127.0.0.1: a refusal of any
+//! other address is tested where it is decided, in `policy/http.rs`).
+
+use serde_json::json;
+use toolhost::Limits;
+use toolhost_testkit::http_server::{Reply, TestServer};
+
+use crate::http::{answer, denied, get, granted, granted_with, request};
+
+#[test]
+fn other_spellings_of_a_granted_address_are_other_origins() {
+    let server = TestServer::start([("/", Reply::text(200, "ok"))]);
+    let port = server.port();
+    let m = granted(&[server.origin()]);
+    for url in [
+        format!("http://2130706433:{port}/"),
+        format!("http://0x7f.0.0.1:{port}/"),
+        format!("http://127.1:{port}/"),
+        format!("http://[::ffff:127.0.0.1]:{port}/"),
+        format!("http://localhost:{port}/"),
+        format!("http://127.000.000.001:{port}/"),
+    ] {
+        let out = get(&m, &url);
+        assert!(
+            out.starts_with("Error: tool 'g_http_request' failed: http error: "),
+            "{url}: {out}"
+        );
+    }
+    assert_eq!(server.connections(), 0);
+}
+
+#[test]
+fn user_info_cannot_dress_up_another_host() {
+    let server = TestServer::start([("/", Reply::text(200, "ok"))]);
+    let m = granted(&[server.origin()]);
+    let out = get(
+        &m,
+        &format!(
+            "http://127.0.0.1:{}@127.0.0.2:{}/",
+            server.port(),
+            server.port()
+        ),
+    );
+    assert!(
+        out.starts_with("Error: tool 'g_http_request' failed: "),
+        "{out}"
+    );
+    assert_eq!(server.connections(), 0);
+}
+
+#[test]
+fn framing_headers_cannot_be_forged() {
+    let server = TestServer::start([("/", Reply::Echo)]);
+    let m = granted(&[server.origin()]);
+    for (name, value) in [
+        ("host", "evil.example"),
+        ("transfer-encoding", "chunked"),
+        ("connection", "upgrade"),
+        ("upgrade", "websocket"),
+        ("x-crlf", "a\r\nx-injected: 1"),
+    ] {
+        let out = request(
+            &m,
+            json!({"url": server.url("/"), "method": "POST", "headers": {name: value}, "body": "x"}),
+        );
+        assert!(
+            out.starts_with("Error: tool 'g_http_request' failed: http error: "),
+            "{name}: {out}"
+        );
+    }
+    // A content-length that does not match the body is not sent as it is.
+    let out = request(
+        &m,
+        json!({"url": server.url("/"), "method": "POST", "headers": {"content-length": "2"}, "body": "smuggled"}),
+    );
+    assert!(out.starts_with("Error: "), "{out}");
+    for seen in server.requests() {
+        assert!(seen.header("x-injected").is_none());
+        assert_ne!(seen.header("host"), Some("evil.example"));
+        assert_ne!(seen.body, b"sm");
+    }
+}
+
+#[test]
+fn a_flood_of_requests_is_cut_at_the_limit() {
+    let server = TestServer::start([("/", Reply::text(200, "ok"))]);
+    let m = granted_with(
+        crate::http::allow_only(&[server.origin()]),
+        Limits {
+            max_http_requests: 10,
+            ..Limits::default()
+        },
+    );
+    let urls: Vec<String> = (0..200).map(|_| server.url("/")).collect();
+    let out = answer(&crate::common::call(
+        &m,
+        "g_http_many",
+        json!({"urls": urls, "concurrent": true}),
+    ));
+    let ok = out
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == 200)
+        .count();
+    assert!(ok <= 10, "{ok}");
+    assert!(server.requests().len() <= 10);
+}
+
+#[test]
+fn a_denied_request_leaves_the_module_serving() {
+    let server = TestServer::start([("/", Reply::text(200, "fine"))]);
+    let m = granted(&[server.origin()]);
+    denied(&get(&m, "http://127.0.0.1:1/"));
+    assert_eq!(answer(&get(&m, &server.url("/")))["body"], "fine");
+}
