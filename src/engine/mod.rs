@@ -29,9 +29,9 @@ pub use worker::{CompileWorker, serve_compile_worker};
 /// Stack a host function called from wasm may use on top of the wasm stack.
 const HOST_STACK_BYTES: usize = 2 * 1024 * 1024;
 
-/// One engine pair per wasm stack size, each engine with a companion value
-/// `T` made with it (the sandbox keeps its linker there), and the clock that
-/// advances every engine's epoch.
+/// One engine pair per wasm stack size and [`Concurrency`], each engine with
+/// a companion value `T` made with it (the sandbox keeps its linker there),
+/// and the clock that advances every engine's epoch.
 pub(crate) struct Engines<T> {
     entries: Mutex<Vec<Entry<T>>>,
     /// The engines the clock advances (shared with its ticking task).
@@ -45,7 +45,29 @@ pub(crate) struct Engines<T> {
 
 struct Entry<T> {
     stack_bytes: usize,
+    concurrency: Concurrency,
     pair: EnginePair<T>,
+}
+
+/// Whether an engine supports the component-model async ABI and WASIp3.
+///
+/// wasmtime runs every call of an engine with concurrency support through
+/// its concurrent machinery, which costs a synchronous component's calls
+/// several microseconds each; so components that do not need it run in
+/// engines without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Concurrency {
+    /// Synchronous exports and WASI 0.2 imports only.
+    Off,
+    /// The async ABI and WASIp3 imports too.
+    On,
+}
+
+impl Concurrency {
+    /// Whether it is on.
+    pub(crate) fn is_on(self) -> bool {
+        self == Concurrency::On
+    }
 }
 
 /// The engines for one wasm stack size, each with its companion.
@@ -113,23 +135,27 @@ impl<T> Engines<T> {
         &self.background
     }
 
-    /// The engines for `stack_bytes` of wasm stack and their companions,
-    /// made (with `make`) on first use.
+    /// The engines for `stack_bytes` of wasm stack and `concurrency`, and
+    /// their companions, made (with `make`) on first use.
     pub(crate) fn get(
         &self,
         stack_bytes: usize,
+        concurrency: Concurrency,
         make: impl Fn(&Engine) -> anyhow::Result<T>,
     ) -> anyhow::Result<EnginePair<T>> {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(found) = entries.iter().find(|e| e.stack_bytes == stack_bytes) {
+        if let Some(found) = entries
+            .iter()
+            .find(|e| e.stack_bytes == stack_bytes && e.concurrency == concurrency)
+        {
             return Ok(found.pair.clone());
         }
         let with_companion = |engine: Engine| -> anyhow::Result<(Engine, Arc<T>)> {
             let companion = Arc::new(make(&engine)?);
             Ok((engine, companion))
         };
-        let on_demand = with_companion(new_engine(stack_bytes)?)?;
-        let pooled = match self.pooled_engine(stack_bytes) {
+        let on_demand = with_companion(new_engine(stack_bytes, concurrency)?)?;
+        let pooled = match self.pooled_engine(stack_bytes, concurrency) {
             Some(engine) => Some(with_companion(engine)?),
             None => None,
         };
@@ -138,6 +164,7 @@ impl<T> Engines<T> {
         ticking.extend(pair.engines().into_iter().cloned());
         entries.push(Entry {
             stack_bytes,
+            concurrency,
             pair: pair.clone(),
         });
         Ok(pair)
@@ -146,9 +173,9 @@ impl<T> Engines<T> {
     /// The pooled engine for `stack_bytes`, if the pool is on and can be set
     /// up (it reserves address space at once; a process with a small
     /// address-space limit cannot).
-    fn pooled_engine(&self, stack_bytes: usize) -> Option<Engine> {
+    fn pooled_engine(&self, stack_bytes: usize, concurrency: Concurrency) -> Option<Engine> {
         let pool = self.pool.as_ref()?;
-        let mut config = engine_config(stack_bytes);
+        let mut config = engine_config(stack_bytes, concurrency);
         config.allocation_strategy(pool.allocation());
         match Engine::new(&config) {
             Ok(engine) => Some(engine),
@@ -164,18 +191,31 @@ impl<T> Engines<T> {
     }
 }
 
-/// An engine with fuel, epoch interruption and `stack_bytes` of wasm stack,
-/// allocating instances on demand (also what a compile worker compiles for).
-pub(crate) fn new_engine(stack_bytes: usize) -> anyhow::Result<Engine> {
-    Engine::new(&engine_config(stack_bytes)).map_err(anyhow::Error::from)
+/// An engine with fuel, epoch interruption, `stack_bytes` of wasm stack and
+/// `concurrency`, allocating instances on demand (also what a compile worker
+/// compiles for).
+pub(crate) fn new_engine(stack_bytes: usize, concurrency: Concurrency) -> anyhow::Result<Engine> {
+    Engine::new(&engine_config(stack_bytes, concurrency)).map_err(anyhow::Error::from)
+}
+
+/// Whether `engine` was made with concurrency support.
+pub(crate) fn concurrency_of(engine: &Engine) -> Concurrency {
+    if engine.get_concurrency_support() {
+        Concurrency::On
+    } else {
+        Concurrency::Off
+    }
 }
 
 /// What every engine is: the settings compiled code depends on are the same
 /// for pooled and on-demand engines, so an artifact serves both.
-fn engine_config(stack_bytes: usize) -> Config {
+fn engine_config(stack_bytes: usize, concurrency: Concurrency) -> Config {
     let mut config = Config::new();
     config.consume_fuel(true);
     config.epoch_interruption(true);
+    // Off also turns the async ABI's features off (wasmtime's default with
+    // concurrency on is the async ABI itself, without its unfinished parts).
+    config.concurrency_support(concurrency.is_on());
     config.max_wasm_stack(stack_bytes);
     config.async_stack_size(stack_bytes.saturating_add(HOST_STACK_BYTES));
     config
@@ -205,7 +245,9 @@ mod tests {
     #[test]
     fn pooled_and_on_demand_engines_share_artifacts() {
         let engines = Engines::<()>::new(&PoolConfig::default()).unwrap();
-        let pair = engines.get(512 * 1024, |_| Ok(())).unwrap();
+        let pair = engines
+            .get(512 * 1024, Concurrency::Off, |_| Ok(()))
+            .unwrap();
         let (pooled, _) = pair.pooled.as_ref().expect("the pool is set up");
         assert_eq!(compatibility(pooled), compatibility(&pair.on_demand.0));
         assert_eq!(pair.engines().len(), 2);

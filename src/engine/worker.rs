@@ -15,6 +15,8 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+use super::Concurrency;
+
 /// How a component failed to compile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum CompileFailure {
@@ -62,12 +64,13 @@ impl CompileWorker {
         }
     }
 
-    /// Compiles `bytes` for an engine with `stack_bytes` of wasm stack,
-    /// within `timeout` and `memory_bytes` of address space; the artifact.
+    /// Compiles `bytes` for an engine with `stack_bytes` of wasm stack and
+    /// `concurrency`, within `timeout` and `memory_bytes` of address space;
+    /// the artifact.
     pub(crate) fn compile(
         &self,
         bytes: &[u8],
-        stack_bytes: usize,
+        (stack_bytes, concurrency): (usize, Concurrency),
         timeout: Duration,
         memory_bytes: u64,
     ) -> Result<Vec<u8>, CompileFailure> {
@@ -75,6 +78,7 @@ impl CompileWorker {
             .args(&self.args)
             .arg(stack_bytes.to_string())
             .arg(memory_bytes.to_string())
+            .arg(if concurrency.is_on() { "1" } else { "0" })
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -175,17 +179,25 @@ fn serve(args: Vec<OsString>) -> Result<(), String> {
             .and_then(|a| a.to_str())
             .and_then(|a| a.parse().ok())
             .ok_or_else(|| {
-                "usage: compile-worker STACK_BYTES MEMORY_BYTES (component on stdin)".to_string()
+                "usage: compile-worker STACK_BYTES MEMORY_BYTES CONCURRENT(0|1) (component on stdin)"
+                    .to_string()
             })
     };
     let (stack_bytes, memory_bytes) = (number(0)?, number(1)?);
+    let concurrency = match number(2)? {
+        0 => Concurrency::Off,
+        _ => Concurrency::On,
+    };
     limit_address_space(memory_bytes)?;
     let mut bytes = Vec::new();
     std::io::stdin()
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read the component: {e}"))?;
-    let engine = super::new_engine(usize::try_from(stack_bytes).unwrap_or(usize::MAX))
-        .map_err(|e| format!("cannot make the engine: {e:#}"))?;
+    let engine = super::new_engine(
+        usize::try_from(stack_bytes).unwrap_or(usize::MAX),
+        concurrency,
+    )
+    .map_err(|e| format!("cannot make the engine: {e:#}"))?;
     let artifact = engine
         .precompile_component(&bytes)
         .map_err(|e| format!("{INVALID}{}", super::describe_error(&e)))?;

@@ -102,6 +102,52 @@ pub(super) fn transcodes_strings(bytes: &[u8]) -> bool {
     false
 }
 
+/// Whether the component needs an engine with concurrency support: it lifts
+/// or lowers a function with the async ABI, uses one of the ABI's built-ins
+/// (tasks, subtasks, waitables, streams, futures, context, ...), or
+/// imports a WASI 0.3 interface. Bytes that do not parse say no (the
+/// compiler then says what is wrong with them).
+pub(super) fn needs_concurrency(bytes: &[u8]) -> bool {
+    use wasmparser::{CanonicalFunction, CanonicalOption, Parser, Payload};
+    let async_option = |options: &[CanonicalOption]| {
+        options
+            .iter()
+            .any(|o| matches!(o, CanonicalOption::Async | CanonicalOption::Callback(_)))
+    };
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload {
+            Err(_) => return false,
+            Ok(Payload::ComponentCanonicalSection(reader)) => {
+                for function in reader.into_iter().flatten() {
+                    let needs = match &function {
+                        CanonicalFunction::Lift { options, .. }
+                        | CanonicalFunction::Lower { options, .. } => async_option(options),
+                        CanonicalFunction::ResourceNew { .. }
+                        | CanonicalFunction::ResourceDrop { .. }
+                        | CanonicalFunction::ResourceRep { .. } => false,
+                        _ => true,
+                    };
+                    if needs {
+                        return true;
+                    }
+                }
+            }
+            Ok(Payload::ComponentImportSection(reader)) => {
+                let p3 = reader.into_iter().flatten().any(|import| {
+                    let suffix = import.name.version_suffix.unwrap_or("");
+                    import.name.name.contains("@0.3")
+                        || suffix.trim_start_matches('@').starts_with("0.3")
+                });
+                if p3 {
+                    return true;
+                }
+            }
+            Ok(_) => {}
+        }
+    }
+    false
+}
+
 /// Why a component did not compile, for a load error.
 pub(super) fn compile_failure_reason(failure: CompileFailure, limits: &Limits) -> String {
     match failure {
@@ -135,6 +181,19 @@ fn compile_error_reason(error: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_async_abi_or_wasip3_components_need_concurrency() {
+        let needs = |text: &str| needs_concurrency(&wat::parse_str(text).unwrap());
+        assert!(!needs("(component)"));
+        assert!(!needs(
+            r#"(component (import "wasi:clocks/monotonic-clock@0.2.6" (instance)))"#
+        ));
+        assert!(needs(
+            r#"(component (import "wasi:clocks/monotonic-clock@0.3.0" (instance)))"#
+        ));
+        assert!(!needs_concurrency(b"\0asm\x0d\0\x01\0 not really"));
+    }
 
     #[test]
     fn headers_are_checked_before_compiling() {

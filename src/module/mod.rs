@@ -19,7 +19,7 @@ mod world;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::engine::{Compiled, describe_error};
+use crate::engine::{Compiled, Concurrency, describe_error};
 use crate::names;
 use crate::policy::{Access, Limits, Warm, to_usize};
 use crate::sandbox::{
@@ -121,7 +121,12 @@ impl WasmModule {
         binary::check_header(name, bytes, &limits)?;
         let state = instance_state::instance_state(bytes);
         check_state(name, state.bytes, &limits)?;
-        let linkers = runtime.linkers(&limits).map_err(|e| {
+        let concurrency = if binary::needs_concurrency(bytes) {
+            Concurrency::On
+        } else {
+            Concurrency::Off
+        };
+        let linkers = runtime.linkers(&limits, concurrency).map_err(|e| {
             let reason = format!("cannot make an engine for these limits: {e:#}");
             fail(LoadErrorKind::InvalidLimits, reason)
         })?;

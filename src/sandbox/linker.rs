@@ -17,15 +17,20 @@ use wasmtime::component::Linker;
 
 use super::overrides;
 use super::state::CallState;
+use crate::engine::concurrency_of;
 
-/// A linker for `engine` with WASI 0.2, the overrides, `wasi:http` and
-/// the WASI 0.3 interfaces above.
+/// A linker for `engine` with WASI 0.2, the overrides and `wasi:http` 0.2;
+/// and, when `engine` supports concurrency (the engines of components that
+/// use the async ABI or WASIp3), the WASI 0.3 interfaces above.
 pub(crate) fn new_linker(engine: &Engine) -> anyhow::Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from)?;
     overrides::add_to_linker(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
         .map_err(anyhow::Error::from)?;
+    if !concurrency_of(engine).is_on() {
+        return Ok(linker);
+    }
     wasmtime_wasi::p3::cli::add_to_linker(&mut linker).map_err(anyhow::Error::from)?;
     wasmtime_wasi::p3::clocks::add_to_linker(&mut linker).map_err(anyhow::Error::from)?;
     wasmtime_wasi::p3::random::add_to_linker(&mut linker).map_err(anyhow::Error::from)?;

@@ -13,8 +13,8 @@ use super::ready::{Disposal, ReadyBudget, ReadyInstances};
 use super::resolver::NameResolver;
 use super::state::CallState;
 use crate::engine::{
-    ArtifactCache, Clock, CompileFailure, CompileWorker, Compiled, EnginePair, Engines, PoolConfig,
-    describe_error,
+    ArtifactCache, Clock, CompileFailure, CompileWorker, Compiled, Concurrency, EnginePair,
+    Engines, PoolConfig, concurrency_of, describe_error,
 };
 use crate::policy::Limits;
 
@@ -124,7 +124,7 @@ impl RuntimeBuilder {
         };
         // The engine for the default limits, made now so that a broken
         // setup shows at start rather than at the first load.
-        runtime.linkers(&Limits::default())?;
+        runtime.linkers(&Limits::default(), Concurrency::Off)?;
         Ok(runtime)
     }
 }
@@ -186,10 +186,18 @@ impl Runtime {
         self.inner.cache.as_ref()
     }
 
-    /// The engines and linkers for modules under `limits`: the pooled ones
-    /// only if the pool is on and its slots hold what `limits` allow.
-    pub(crate) fn linkers(&self, limits: &Limits) -> anyhow::Result<EnginePair<Linker<CallState>>> {
-        let mut pair = self.inner.engines.get(limits.stack_bytes(), new_linker)?;
+    /// The engines and linkers for modules under `limits` that need
+    /// `concurrency`: the pooled ones only if the pool is on and its slots
+    /// hold what `limits` allow.
+    pub(crate) fn linkers(
+        &self,
+        limits: &Limits,
+        concurrency: Concurrency,
+    ) -> anyhow::Result<EnginePair<Linker<CallState>>> {
+        let mut pair = self
+            .inner
+            .engines
+            .get(limits.stack_bytes(), concurrency, new_linker)?;
         if !PoolConfig::fits_tables(limits.max_table_elements) {
             pair.pooled = None;
         }
@@ -216,7 +224,7 @@ impl Runtime {
         let artifact = match &self.inner.worker {
             Some(worker) => worker.compile(
                 bytes,
-                limits.stack_bytes(),
+                (limits.stack_bytes(), concurrency_of(any)),
                 limits.compile_timeout(),
                 limits.compile_memory_bytes(),
             )?,
