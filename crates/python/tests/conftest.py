@@ -37,6 +37,12 @@ def hostile_path() -> Path:
 
 
 @pytest.fixture(scope="session")
+def http_path() -> Path:
+    """The HTTP test component (tools `http_request`, `http_many`, `http_env`)."""
+    return _path("TOOLHOST_TEST_HTTP")
+
+
+@pytest.fixture(scope="session")
 def calc_path() -> Path:
     """The calc example component (tool `evaluate`)."""
     return _path("TOOLHOST_TEST_CALC")

@@ -28,6 +28,7 @@ fn pytest_suite() {
     let work = tempfile::tempdir().expect("a temporary directory");
     let echo = toolhost_testkit::guest("guest-echo");
     let hostile = toolhost_testkit::guest("guest-hostile");
+    let http = toolhost_testkit::guest("guest-http");
     let calc = work.path().join("calc.wasm");
     fs::write(
         &calc,
@@ -44,6 +45,7 @@ fn pytest_suite() {
         .current_dir(&tests)
         .env("TOOLHOST_TEST_ECHO", &echo)
         .env("TOOLHOST_TEST_HOSTILE", &hostile)
+        .env("TOOLHOST_TEST_HTTP", &http)
         .env("TOOLHOST_TEST_CALC", &calc)
         .env("TOOLHOST_TEST_EXPECTED", &expected)
         // The package's compile cache, kept out of the user's.
