@@ -57,7 +57,7 @@ impl Endpoint {
     }
 }
 
-pub(super) fn is_host_name(name: &str) -> bool {
+pub(in crate::policy) fn is_host_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 253
         && name.split('.').all(|label| {
