@@ -72,63 +72,53 @@ pub(super) fn check_header(name: &str, bytes: &[u8], limits: &Limits) -> Result<
     Ok(())
 }
 
-/// Whether any string of the component is lifted or lowered as UTF-16 or
-/// latin1 (which the host converts to UTF-8, at up to twice the size).
-pub(super) fn transcodes_strings(bytes: &[u8]) -> bool {
-    use wasmparser::{CanonicalFunction, CanonicalOption, Parser, Payload};
-    let transcoding = |options: &[CanonicalOption]| {
-        options
-            .iter()
-            .any(|o| matches!(o, CanonicalOption::UTF16 | CanonicalOption::CompactUTF16))
-    };
-    for payload in Parser::new(0).parse_all(bytes) {
-        let Ok(Payload::ComponentCanonicalSection(reader)) = payload else {
-            if payload.is_err() {
-                return false;
-            }
-            continue;
-        };
-        for function in reader.into_iter().flatten() {
-            let options = match &function {
-                CanonicalFunction::Lift { options, .. }
-                | CanonicalFunction::Lower { options, .. } => options,
-                _ => continue,
-            };
-            if transcoding(options) {
-                return true;
-            }
-        }
-    }
-    false
+/// What a component's canonical functions and imports ask of the host,
+/// read in one pass before compiling.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct AbiUse {
+    /// Some string is lifted or lowered as UTF-16 or latin1 (which the host
+    /// converts to UTF-8, at up to twice the size).
+    pub transcodes_strings: bool,
+    /// It needs an engine with concurrency support: it lifts or lowers a
+    /// function with the async ABI, uses one of the ABI's built-ins (tasks,
+    /// subtasks, waitables, streams, futures, context, ...), or imports a
+    /// WASI 0.3 interface.
+    pub needs_concurrency: bool,
 }
 
-/// Whether the component needs an engine with concurrency support: it lifts
-/// or lowers a function with the async ABI, uses one of the ABI's built-ins
-/// (tasks, subtasks, waitables, streams, futures, context, ...), or
-/// imports a WASI 0.3 interface. Bytes that do not parse say no (the
-/// compiler then says what is wrong with them).
-pub(super) fn needs_concurrency(bytes: &[u8]) -> bool {
+/// What the component `bytes` asks of the host. Bytes that do not parse
+/// ask for nothing as far as they were read (the compiler then says what is
+/// wrong with them).
+pub(super) fn abi_use(bytes: &[u8]) -> AbiUse {
     use wasmparser::{CanonicalFunction, CanonicalOption, Parser, Payload};
-    let async_option = |options: &[CanonicalOption]| {
-        options
-            .iter()
-            .any(|o| matches!(o, CanonicalOption::Async | CanonicalOption::Callback(_)))
+    let mut found = AbiUse::default();
+    let note_options = |found: &mut AbiUse, options: &[CanonicalOption]| {
+        for option in options {
+            match option {
+                CanonicalOption::UTF16 | CanonicalOption::CompactUTF16 => {
+                    found.transcodes_strings = true;
+                }
+                CanonicalOption::Async | CanonicalOption::Callback(_) => {
+                    found.needs_concurrency = true;
+                }
+                _ => {}
+            }
+        }
     };
     for payload in Parser::new(0).parse_all(bytes) {
         match payload {
-            Err(_) => return false,
+            Err(_) => break,
             Ok(Payload::ComponentCanonicalSection(reader)) => {
                 for function in reader.into_iter().flatten() {
-                    let needs = match &function {
+                    match &function {
                         CanonicalFunction::Lift { options, .. }
-                        | CanonicalFunction::Lower { options, .. } => async_option(options),
+                        | CanonicalFunction::Lower { options, .. } => {
+                            note_options(&mut found, options);
+                        }
                         CanonicalFunction::ResourceNew { .. }
                         | CanonicalFunction::ResourceDrop { .. }
-                        | CanonicalFunction::ResourceRep { .. } => false,
-                        _ => true,
-                    };
-                    if needs {
-                        return true;
+                        | CanonicalFunction::ResourceRep { .. } => {}
+                        _ => found.needs_concurrency = true,
                     }
                 }
             }
@@ -138,14 +128,15 @@ pub(super) fn needs_concurrency(bytes: &[u8]) -> bool {
                     import.name.name.contains("@0.3")
                         || suffix.trim_start_matches('@').starts_with("0.3")
                 });
-                if p3 {
-                    return true;
-                }
+                found.needs_concurrency |= p3;
             }
             Ok(_) => {}
         }
+        if found.transcodes_strings && found.needs_concurrency {
+            break;
+        }
     }
-    false
+    found
 }
 
 /// Why a component did not compile, for a load error.
@@ -184,7 +175,7 @@ mod tests {
 
     #[test]
     fn only_async_abi_or_wasip3_components_need_concurrency() {
-        let needs = |text: &str| needs_concurrency(&wat::parse_str(text).unwrap());
+        let needs = |text: &str| abi_use(&wat::parse_str(text).unwrap()).needs_concurrency;
         assert!(!needs("(component)"));
         assert!(!needs(
             r#"(component (import "wasi:clocks/monotonic-clock@0.2.6" (instance)))"#
@@ -192,7 +183,7 @@ mod tests {
         assert!(needs(
             r#"(component (import "wasi:clocks/monotonic-clock@0.3.0" (instance)))"#
         ));
-        assert!(!needs_concurrency(b"\0asm\x0d\0\x01\0 not really"));
+        assert_eq!(abi_use(b"\0asm\x0d\0\x01\0 not really"), AbiUse::default());
     }
 
     #[test]

@@ -121,7 +121,8 @@ impl WasmModule {
         binary::check_header(name, bytes, &limits)?;
         let state = instance_state::instance_state(bytes);
         check_state(name, state.bytes, &limits)?;
-        let concurrency = if binary::needs_concurrency(bytes) {
+        let abi = binary::abi_use(bytes);
+        let concurrency = if abi.needs_concurrency {
             Concurrency::On
         } else {
             Concurrency::Off
@@ -171,7 +172,7 @@ impl WasmModule {
             disposal: runtime.disposal(),
             limits,
             access: Arc::default(),
-            transcodes: binary::transcodes_strings(bytes),
+            transcodes: abi.transcodes_strings,
             state_bytes: to_usize(state.bytes),
             resolver: runtime.resolver().clone(),
             http: None,

@@ -183,7 +183,8 @@ fn resolve_dir(dir: &DirGrant, base: &Path) -> Result<DirAccess, String> {
     })
 }
 
-fn check_env_name(name: &str) -> Result<(), String> {
+/// Refuses a name that cannot be an environment variable's.
+pub(super) fn check_env_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.contains('=') || name.contains('\0') {
         return Err(format!("'{name}' is not a valid environment variable name"));
     }

@@ -4,7 +4,8 @@ use std::io::Write;
 use std::sync::OnceLock;
 
 use serde_json::{Value, json};
-use toolhost::{Limits, Runtime, ToolManager, WasmModule, config::LoadedConfig};
+use toolhost::http::{AllowEntry, HttpGrant};
+use toolhost::{Grants, Limits, Runtime, ToolManager, WasmModule, config::LoadedConfig};
 pub use toolhost_testkit::guest;
 
 /// One runtime for the whole test binary, as an application would have.
@@ -59,6 +60,28 @@ pub fn hostile() -> WasmModule {
 pub fn hostile_manager() -> ToolManager {
     let mut manager = ToolManager::new();
     manager.register(hostile()).expect("registers");
+    manager
+}
+
+/// An HTTP grant of exactly the origins (and prefixes) `allow`.
+pub fn allow_only(allow: &[String]) -> HttpGrant {
+    HttpGrant {
+        allow: allow.iter().cloned().map(AllowEntry::Url).collect(),
+        ..HttpGrant::default()
+    }
+}
+
+/// A manager with `module` alone, granted `http` (and nothing else).
+pub fn with_http(module: WasmModule, http: HttpGrant) -> ToolManager {
+    let grants = Grants {
+        http,
+        ..Grants::default()
+    };
+    let access = grants
+        .resolve(std::path::Path::new("."))
+        .expect("grants resolve");
+    let mut manager = ToolManager::new();
+    manager.register(module.with_access(access)).unwrap();
     manager
 }
 

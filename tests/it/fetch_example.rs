@@ -5,26 +5,14 @@ use std::path::Path;
 
 use serde_json::json;
 use toolhost::config::Config;
-use toolhost::http::{AllowEntry, HttpGrant};
-use toolhost::{Grants, Limits, ToolManager};
+use toolhost::{Limits, ToolManager};
 use toolhost_testkit::http_server::{Reply, TestServer};
 
-use crate::common::{call, load_guest};
+use crate::common::{allow_only, call, load_guest, with_http};
 
 fn fetch_granted(allow: &[String]) -> ToolManager {
-    let grants = Grants {
-        http: HttpGrant {
-            allow: allow.iter().cloned().map(AllowEntry::Url).collect(),
-            ..HttpGrant::default()
-        },
-        ..Grants::default()
-    };
-    let module = load_guest("fetch", "fetch", Limits::default())
-        .expect("fetch loads")
-        .with_access(grants.resolve(Path::new(".")).unwrap());
-    let mut manager = ToolManager::new();
-    manager.register(module).unwrap();
-    manager
+    let module = load_guest("fetch", "fetch", Limits::default()).expect("fetch loads");
+    with_http(module, allow_only(allow))
 }
 
 const PAGE: &str = "<!doctype html><html><head><title>T</title><style>p{}</style>\

@@ -8,12 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::{Value, json};
-use toolhost::http::{AllowEntry, HttpGrant};
-use toolhost::{Grants, Limits, ToolManager, WasmModule};
+use toolhost::{Limits, ToolManager, WasmModule};
 use toolhost_testkit::http_server::{Reply, TestServer};
 use xtask::{Repo, build_js_component, build_python_component, build_qjs_component};
 
-use crate::common::{call, runtime};
+use crate::common::{allow_only, call, runtime, with_http};
 
 fn repo() -> Repo {
     Repo::at(env!("CARGO_MANIFEST_DIR"))
@@ -80,19 +79,9 @@ fn qjs_url() -> PathBuf {
 /// A manager with the component at `path` as module `name`, granted HTTP
 /// to `allow`, under `limits`.
 fn manager(path: &Path, name: &str, allow: &[String], limits: Limits) -> ToolManager {
-    let grants = Grants {
-        http: HttpGrant {
-            allow: allow.iter().cloned().map(AllowEntry::Url).collect(),
-            ..HttpGrant::default()
-        },
-        ..Grants::default()
-    };
     let module = WasmModule::from_file(runtime(), path, Some(name), limits)
-        .unwrap_or_else(|e| panic!("{} loads: {e}", path.display()))
-        .with_access(grants.resolve(Path::new(".")).unwrap());
-    let mut manager = ToolManager::new();
-    manager.register(module).unwrap();
-    manager
+        .unwrap_or_else(|e| panic!("{} loads: {e}", path.display()));
+    with_http(module, allow_only(allow))
 }
 
 fn json_of(text: &str) -> Value {

@@ -7,10 +7,10 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 use toolhost::http::{AllowEntry, HttpGrant, SecretHeaderGrant};
-use toolhost::{Grants, Limits, ToolManager, WasmModule};
+use toolhost::{Limits, ToolManager, WasmModule};
 use toolhost_testkit::http_server::{Reply, TestCa, TestServer};
 
-use crate::common::{call, load_guest};
+use crate::common::{allow_only, call, load_guest, with_http};
 
 /// The HTTP guest as module `g`, loaded once with `limits` (per distinct
 /// limits, by the cache).
@@ -26,27 +26,11 @@ fn guest_module(limits: Limits) -> WasmModule {
 
 /// A manager with the HTTP guest granted `grant`, under `limits`.
 pub(crate) fn granted_with(grant: HttpGrant, limits: Limits) -> ToolManager {
-    let grants = Grants {
-        http: grant,
-        ..Grants::default()
-    };
-    let access = grants.resolve(Path::new(".")).expect("grants resolve");
-    let mut manager = ToolManager::new();
-    manager
-        .register(guest_module(limits).with_access(access))
-        .unwrap();
-    manager
+    with_http(guest_module(limits), grant)
 }
 
 pub(crate) fn granted(allow: &[String]) -> ToolManager {
     granted_with(allow_only(allow), Limits::default())
-}
-
-pub(crate) fn allow_only(allow: &[String]) -> HttpGrant {
-    HttpGrant {
-        allow: allow.iter().cloned().map(AllowEntry::Url).collect(),
-        ..HttpGrant::default()
-    }
 }
 
 pub(crate) fn request(manager: &ToolManager, args: Value) -> String {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::access::has_dot_segment;
 use super::access::{HttpAccess, HttpAllow, Secret, SecretHeader};
 use super::origin::{bad_authority, parse_authority, parse_origin, split_url};
+use crate::policy::grants::check_env_name;
 
 /// Outbound HTTP as the operator writes it in `[modules.grants.http]`.
 /// The default allows no request.
@@ -239,12 +240,7 @@ fn resolve_secret(header: &SecretHeaderGrant, allow: &[HttpAllow]) -> Result<Sec
             header.name
         ));
     }
-    if header.env.is_empty() || header.env.contains(['=', '\0']) {
-        return Err(format!(
-            "'{}' is not a valid environment variable name",
-            header.env
-        ));
-    }
+    check_env_name(&header.env)?;
     let value = std::env::var(&header.env).map_err(|_| {
         format!(
             "env '{}' is not set (or not UTF-8) in toolhost's environment",

@@ -29,8 +29,8 @@ pub(in crate::sandbox) struct CallHttp {
 }
 
 impl CallHttp {
-    /// The HTTP state of a call of module `module` with `access` and
-    /// `limits`, whose time ends at `deadline`.
+    /// The HTTP state of one call, made of `call`'s module, access,
+    /// limits, resolver and deadline.
     pub(in crate::sandbox) fn new(call: HttpCallParts) -> Self {
         let mut ctx = WasiHttpCtx::new();
         // wasmtime counts the in-memory size of fields, which is larger

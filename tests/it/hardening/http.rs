@@ -6,6 +6,7 @@ use serde_json::json;
 use toolhost::Limits;
 use toolhost_testkit::http_server::{Reply, TestServer};
 
+use crate::common::allow_only;
 use crate::http::{answer, denied, get, granted, granted_with, request};
 
 #[test]
@@ -86,7 +87,7 @@ fn framing_headers_cannot_be_forged() {
 fn a_flood_of_requests_is_cut_at_the_limit() {
     let server = TestServer::start([("/", Reply::text(200, "ok"))]);
     let m = granted_with(
-        crate::http::allow_only(&[server.origin()]),
+        allow_only(&[server.origin()]),
         Limits {
             max_http_requests: 10,
             ..Limits::default()
