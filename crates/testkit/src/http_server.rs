@@ -17,8 +17,10 @@ use std::fmt;
 use std::io;
 use std::net::{SocketAddr, TcpListener as StdTcpListener};
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -27,7 +29,7 @@ use rcgen::{
     ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::oneshot;
 use tokio_rustls::TlsAcceptor;
 
@@ -46,6 +48,10 @@ const MAX_LINE: usize = 4 * 1024;
 /// client to close too, so that unread data does not turn the close into a
 /// reset that could destroy the response.
 const LINGER: Duration = Duration::from_secs(2);
+
+/// How many bytes of each connection's stream [`TestServer::received`]
+/// keeps.
+pub const MAX_RECEIVED: usize = 64 * 1024;
 
 /// How long [`TestServer::wait_until`] waits before it gives up.
 const WAIT_LIMIT: Duration = Duration::from_secs(30);
@@ -387,6 +393,18 @@ impl TestServer {
         self.state.requests().clone()
     }
 
+    /// The bytes each connection sent, in the order the connections were
+    /// accepted: the first [`MAX_RECEIVED`] of each, as read (plaintext
+    /// with TLS), whether or not they made up a request.
+    pub fn received(&self) -> Vec<Vec<u8>> {
+        self.state.received().clone()
+    }
+
+    /// How many connections have ended (closed by either side, or failed).
+    pub fn closed(&self) -> usize {
+        self.state.closed.load(Ordering::SeqCst)
+    }
+
     /// How many requests are in flight now: head read, response not yet
     /// finished and connection not dropped.
     pub fn in_flight(&self) -> usize {
@@ -438,12 +456,81 @@ struct State {
     connections: AtomicUsize,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
+    closed: AtomicUsize,
     requests: Mutex<Vec<Recorded>>,
+    received: Mutex<Vec<Vec<u8>>>,
 }
 
 impl State {
     fn requests(&self) -> MutexGuard<'_, Vec<Recorded>> {
         self.requests.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn received(&self) -> MutexGuard<'_, Vec<Vec<u8>>> {
+        self.received.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts a new connection; its number.
+    fn accepted(&self) -> usize {
+        let mut received = self.received();
+        received.push(Vec::new());
+        self.connections.fetch_add(1, Ordering::SeqCst);
+        received.len() - 1
+    }
+}
+
+/// Counts a connection as closed when its task ends (or is cancelled).
+struct Closed(Arc<State>);
+
+impl Drop for Closed {
+    fn drop(&mut self) {
+        self.0.closed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A connection's stream that keeps what it reads in
+/// [`State::received`].
+struct Recording<S> {
+    io: S,
+    connection: usize,
+    state: Arc<State>,
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Recording<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.io).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            let mut received = this.state.received();
+            let kept = &mut received[this.connection];
+            let new = &buf.filled()[before..];
+            let room = MAX_RECEIVED.saturating_sub(kept.len());
+            kept.extend_from_slice(&new[..new.len().min(room)]);
+        }
+        polled
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Recording<S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
     }
 }
 
@@ -491,9 +578,10 @@ fn run(
                     }
                 };
                 let _ = tcp.set_nodelay(true);
-                let id = state.connections.fetch_add(1, Ordering::SeqCst);
+                let id = state.accepted();
                 let (tls, routes, state) = (tls.clone(), routes.clone(), state.clone());
                 tokio::spawn(async move {
+                    let _closed = Closed(state.clone());
                     match tls {
                         None => serve(tcp, id, &state, &routes).await,
                         Some(acceptor) => {
@@ -537,9 +625,14 @@ struct Conn<S> {
 async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     io: S,
     connection: usize,
-    state: &State,
+    state: &Arc<State>,
     routes: &[(String, Reply)],
 ) {
+    let io = Recording {
+        io,
+        connection,
+        state: state.clone(),
+    };
     let mut conn = Conn {
         io,
         buf: Vec::new(),

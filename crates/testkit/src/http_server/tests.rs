@@ -341,6 +341,27 @@ fn pipelined_requests_are_answered_in_order() {
 }
 
 #[test]
+fn every_byte_a_connection_sends_is_kept_even_past_its_requests() {
+    let server = TestServer::start([("/", Reply::Echo)]);
+    let mut client = connect(&server);
+    // A whole request, then bytes that never make up one.
+    let sent: &[u8] = b"POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nsmuggled";
+    send(&mut client, sent);
+    assert_eq!(read_response(&mut client).text(), "sm");
+    drop(client);
+    server.wait_until("the connection ends", |s| s.closed() == 1);
+    assert_eq!(server.received(), [sent.to_vec()]);
+    assert_eq!(server.requests().len(), 1);
+
+    // Only the first MAX_RECEIVED bytes of a connection are kept.
+    let mut client = connect(&server);
+    send(&mut client, &vec![b'\r'; MAX_RECEIVED + 100]);
+    drop(client);
+    server.wait_until("the second connection ends", |s| s.closed() == 2);
+    assert_eq!(server.received()[1].len(), MAX_RECEIVED);
+}
+
+#[test]
 fn http_1_0_closes_after_the_response() {
     let server = TestServer::start([("/", Reply::text(200, "ok"))]);
     let mut client = connect(&server);
