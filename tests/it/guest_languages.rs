@@ -137,8 +137,10 @@ fn qjs(limits: Limits) -> ToolManager {
 
 #[test]
 fn async_abi_components_run_under_the_same_limits() {
+    // Time far beyond what the default fuel takes even on a slow, loaded
+    // machine, so that the spin ends by fuel and never by time.
     let limits = Limits {
-        timeout_ms: 2_000,
+        timeout_ms: 20_000,
         memory_mib: 32,
         ..Limits::default()
     };
@@ -201,8 +203,11 @@ fn p3(allow: &[String], limits: Limits) -> ToolManager {
 
 #[test]
 fn a_wasip3_component_runs_under_the_same_limits() {
+    // Fuel far below what a second of spinning burns even on a slow,
+    // loaded machine, so that the spin ends by fuel and never by time.
     let limits = Limits {
         timeout_ms: 1_000,
+        fuel: 200_000_000,
         memory_mib: 16,
         ..Limits::default()
     };
@@ -215,7 +220,7 @@ fn a_wasip3_component_runs_under_the_same_limits() {
     );
     assert_eq!(
         call(&m, "p_p3_spin", json!({})),
-        "Error: tool 'p_p3_spin' ran out of fuel (limit 1000000000)."
+        "Error: tool 'p_p3_spin' ran out of fuel (limit 200000000)."
     );
     assert_eq!(
         call(&m, "p_p3_alloc", json!({})),
