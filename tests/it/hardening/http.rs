@@ -1,6 +1,6 @@
 //! HTTP attacks of a hostile guest against the allow-list, the secret
 //! headers and the request framing (all on 127.0.0.1: a refusal of any
-//! other address is tested where it is decided, in `policy/http.rs`).
+//! other address is tested where it is decided, in `src/policy/http/`).
 
 use serde_json::json;
 use toolhost::Limits;
