@@ -154,7 +154,10 @@ pub fn test_sdk(repo: &Repo, language: Language) -> Result<String> {
             run(Command::new("node").arg("--test").arg(&tests))
         }
         Language::C => {
-            let exe = toolchain.join(if cfg!(windows) {
+            // A folder of this run's own: the toolchain is never written to,
+            // and two runs at once do not build over each other's program.
+            let work = tempfile::tempdir().context("cannot make a temporary folder")?;
+            let exe = work.path().join(if cfg!(windows) {
                 "test_json.exe"
             } else {
                 "test_json"
@@ -176,15 +179,18 @@ pub fn test_sdk(repo: &Repo, language: Language) -> Result<String> {
 }
 
 /// `zig cc` of the C toolchain in `venv`, strict C11 with warnings as
-/// errors; zig's caches stay inside the toolchain's folder.
+/// errors. zig's cache (safe for several zig processes at once) is kept
+/// beside the toolchain's installs, not in one: an install is never
+/// written to once it is finished.
 fn zig_cc(venv: &Path) -> Command {
+    let cache = venv.parent().unwrap_or(venv).join(".zig-cache");
     let mut command = Command::new(venv_bin(venv, "python"));
     command
         .args([
             "-m", "ziglang", "cc", "-std=c11", "-Wall", "-Wextra", "-Werror",
         ])
-        .env("ZIG_GLOBAL_CACHE_DIR", venv.join("zig-cache"))
-        .env("ZIG_LOCAL_CACHE_DIR", venv.join("zig-cache"));
+        .env("ZIG_GLOBAL_CACHE_DIR", &cache)
+        .env("ZIG_LOCAL_CACHE_DIR", &cache);
     command
 }
 

@@ -24,6 +24,7 @@
 mod componentize;
 mod example;
 mod guest;
+mod install;
 mod language;
 mod mcp_client;
 mod process;

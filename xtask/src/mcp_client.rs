@@ -46,7 +46,7 @@ impl fmt::Display for McpClient {
 
 /// Installs `client`'s pinned SDK unless it already is; returns the
 /// folder it is installed in (a virtual environment for Python, a folder
-/// with `node_modules/` for TypeScript).
+/// with `node_modules/` for TypeScript), which is never changed after.
 pub fn install_mcp_client(repo: &Repo, client: McpClient) -> Result<PathBuf> {
     let pins = repo.mcp_client_dir(client);
     let dir = repo.mcp_client_install_dir(client);
@@ -59,14 +59,13 @@ pub fn install_mcp_client(repo: &Repo, client: McpClient) -> Result<PathBuf> {
             &Pins::Pip,
             &label,
             &retry,
-        )?,
+        ),
         McpClient::TypeScript => install_pinned(
             &dir,
             &pins.join("package-lock.json"),
             &Pins::Npm(pins.clone()),
             &label,
             &retry,
-        )?,
+        ),
     }
-    Ok(dir)
 }

@@ -54,7 +54,8 @@ impl Repo {
         self.root.join("example-tools").join(language.example())
     }
 
-    /// `.toolchains/<lang>/`, where the language's toolchain is installed.
+    /// `.toolchains/<lang>/`, the folder the language's toolchain is
+    /// installed in (one subfolder per lockfile: see [`crate::install`]).
     pub fn toolchain_dir(&self, language: Language) -> PathBuf {
         self.toolchains.join(language.dir_name())
     }
@@ -73,7 +74,7 @@ impl Repo {
             .join(client.dir_name())
     }
 
-    /// `.toolchains/mcp-<client>/`, where the client's SDK is installed.
+    /// `.toolchains/mcp-<client>/`, the folder the client's SDK is installed in.
     pub fn mcp_client_install_dir(&self, client: McpClient) -> PathBuf {
         self.toolchains.join(format!("mcp-{}", client.dir_name()))
     }
@@ -83,7 +84,8 @@ impl Repo {
         self.root.join("crates/python")
     }
 
-    /// `.toolchains/python-package/`, where the package's test tools are installed.
+    /// `.toolchains/python-package/`, the folder the package's test tools
+    /// are installed in.
     pub fn python_test_env_dir(&self) -> PathBuf {
         self.toolchains.join("python-package")
     }

@@ -1,8 +1,6 @@
-//! Installing each language's pinned toolchain into `.toolchains/<lang>/`.
-//!
-//! An install is recorded by a copy of the lockfile it installed
-//! (`.toolchains/<lang>/installed.lock`), so it is done again exactly when
-//! the lockfile changes, and a half-finished install (no record) is redone.
+//! Installing each language's pinned toolchain into `.toolchains/<lang>/`,
+//! and the two ways pins are installed (pip into a virtual environment,
+//! `npm ci`), once and safely under concurrency ([`crate::install`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -10,11 +8,9 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+use crate::install::{install_once, rewrite_paths};
 use crate::process::{run, venv_bin, version_of};
 use crate::{Language, Repo};
-
-/// The record of a finished install, beside the toolchain.
-const RECORD: &str = "installed.lock";
 
 /// Installs `language`'s toolchain unless the same lockfile is already
 /// installed; returns the toolchain's folder.
@@ -27,8 +23,7 @@ pub fn install_toolchain(repo: &Repo, language: Language) -> Result<PathBuf> {
         Language::Python | Language::C => Pins::Pip,
         Language::JavaScript => Pins::Npm(repo.sdk_dir(language)),
     };
-    install_pinned(&dir, &lockfile, &pins, &label, &retry)?;
-    Ok(dir)
+    install_pinned(&dir, &lockfile, &pins, &label, &retry)
 }
 
 /// How a lockfile is installed.
@@ -39,30 +34,30 @@ pub(crate) enum Pins {
     Npm(PathBuf),
 }
 
-/// Installs `lockfile` into `dir` as `pins` says, unless the same lockfile
-/// is already installed there. `label` names it in messages; `retry` is
-/// the command that installs it by hand.
+/// Installs `lockfile` as `pins` says into a folder under `root` named for
+/// the lockfile's hash, unless that install is finished already; returns
+/// that folder. `label` names it in messages; `retry` is the command that
+/// installs it by hand.
 pub(crate) fn install_pinned(
-    dir: &Path,
+    root: &Path,
     lockfile: &Path,
     pins: &Pins,
     label: &str,
     retry: &str,
-) -> Result<()> {
-    let pinned = fs::read(lockfile)
+) -> Result<PathBuf> {
+    let mut pinned = fs::read(lockfile)
         .with_context(|| format!("cannot read the lockfile {}", lockfile.display()))?;
-    if fs::read(dir.join(RECORD)).ok().as_deref() == Some(pinned.as_slice()) {
-        return Ok(());
+    if let Pins::Npm(source) = pins {
+        // `npm ci` checks the lockfile against package.json: both pin.
+        let manifest = source.join("package.json");
+        pinned.extend(
+            fs::read(&manifest).with_context(|| format!("cannot read {}", manifest.display()))?,
+        );
     }
-    eprintln!("installing the {label} into {}", dir.display());
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    match pins {
-        Pins::Pip => install_with_pip(dir, lockfile, label, retry)?,
-        Pins::Npm(source) => install_with_npm(source, dir, label, retry)?,
-    }
-    fs::write(dir.join(RECORD), &pinned)
-        .with_context(|| format!("cannot record the install in {}", dir.display()))?;
-    Ok(())
+    install_once(root, &pinned, label, |partial, finished| match pins {
+        Pins::Pip => install_with_pip(partial, finished, lockfile, label, retry),
+        Pins::Npm(source) => install_with_npm(source, partial, label, retry),
+    })
 }
 
 /// The file that pins `language`'s toolchain.
@@ -74,16 +69,30 @@ fn lockfile(repo: &Repo, language: Language) -> PathBuf {
     }
 }
 
-/// A virtual environment in `venv` with the hash-pinned `requirements`.
-fn install_with_pip(venv: &Path, requirements: &Path, label: &str, retry: &str) -> Result<()> {
+/// A virtual environment in `venv` with the hash-pinned `requirements`,
+/// made to work from `finished`, where it will be moved.
+fn install_with_pip(
+    venv: &Path,
+    finished: &Path,
+    requirements: &Path,
+    label: &str,
+    retry: &str,
+) -> Result<()> {
     let python = find_python(label, retry)?;
     run(Command::new(&python).arg("-m").arg("venv").arg(venv)).context(
         "cannot create a Python virtual environment (Debian/Ubuntu: apt install python3-venv)",
     )?;
     run(Command::new(venv_bin(venv, "python"))
         .args(["-m", "pip", "install", "--quiet", "--require-hashes", "-r"])
-        .arg(requirements))
+        .arg(requirements)
+        // pip's own update check is not part of the install.
+        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1"))
     .with_context(|| format!("cannot install the {label} with pip"))?;
+    // The environment's scripts name the folder it was made in.
+    let scripts = venv_bin(venv, "python");
+    let scripts = scripts.parent().unwrap_or(venv);
+    rewrite_paths(scripts, venv, finished)?;
+    rewrite_paths(venv, venv, finished)?;
     Ok(())
 }
 

@@ -3,8 +3,9 @@
 //!
 //! The extension module is the cdylib that this same `cargo test` built
 //! (same profile and target directory, so nothing is compiled twice); it is
-//! installed with the package's Python files into the site-packages of
-//! `.toolchains/python-package/`, where pinned pytest and mypy run it. The
+//! put with the package's Python files into a folder of this run's own, on
+//! the `PYTHONPATH` of the pinned pytest and mypy of
+//! `.toolchains/python-package/` (an install this test never writes to). The
 //! test components (echo, hostile, calc) are built here, and the answers
 //! the Rust library gives to a set of calls are written for the suite to
 //! compare its own with.
@@ -23,9 +24,9 @@ fn pytest_suite() {
     let venv = install_python_test_env(&repo)
         .unwrap_or_else(|e| panic!("cannot install the package's test tools: {e:#}"));
     let python = venv_bin(&venv, "python");
-    install_package(&python, &repo.python_package_dir());
-
     let work = tempfile::tempdir().expect("a temporary directory");
+    let packages = work.path().join("packages");
+    place_package(&repo.python_package_dir(), &packages);
     let echo = toolhost_testkit::guest("guest-echo");
     let hostile = toolhost_testkit::guest("guest-hostile");
     let http = toolhost_testkit::guest("guest-http");
@@ -43,6 +44,7 @@ fn pytest_suite() {
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"])
         .arg(&tests)
         .current_dir(&tests)
+        .env("PYTHONPATH", &packages)
         .env("TOOLHOST_TEST_ECHO", &echo)
         .env("TOOLHOST_TEST_HOSTILE", &hostile)
         .env("TOOLHOST_TEST_HTTP", &http)
@@ -64,20 +66,10 @@ fn pytest_suite() {
     assert!(!stdout.contains("skipped"), "tests were skipped:\n{stdout}");
 }
 
-/// Installs the package (its Python files and the extension built by this
-/// `cargo test`) into the site-packages of `python`'s environment.
-fn install_package(python: &Path, package: &Path) {
-    let site = Command::new(python)
-        .args([
-            "-c",
-            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
-        ])
-        .output()
-        .expect("the environment's python runs");
-    assert!(site.status.success(), "cannot find site-packages");
-    let site = PathBuf::from(String::from_utf8_lossy(&site.stdout).trim());
-    let target = site.join("toolhost");
-    let _ = fs::remove_dir_all(&target);
+/// Puts the package (its Python files and the extension built by this
+/// `cargo test`) into `packages/toolhost/`.
+fn place_package(package: &Path, packages: &Path) {
+    let target = packages.join("toolhost");
     fs::create_dir_all(&target).unwrap();
     for entry in fs::read_dir(package.join("python/toolhost")).unwrap() {
         let path = entry.unwrap().path();

@@ -9,13 +9,19 @@ use xtask::{McpClient, Repo, install_mcp_client};
 use crate::fixture::{Fixture, error_calls, write_plan};
 use crate::server::HttpServer;
 
-/// Runs the TypeScript client on `plan` (from the install, where its
-/// `node_modules/` is).
+/// Runs the TypeScript client on `plan`, from a folder of its own in `dir`
+/// whose `node_modules` is the install's (the install is never written to).
 fn run_client(plan: &serde_json::Value, dir: &std::path::Path) {
     let repo = Repo::at(toolhost_testkit::workspace_root());
     let install = install_mcp_client(&repo, McpClient::TypeScript)
         .unwrap_or_else(|e| panic!("cannot install the TypeScript MCP client: {e:#}"));
-    let script = install.join("client.mjs");
+    let client = dir.join("ts-client");
+    if !client.is_dir() {
+        std::fs::create_dir(&client).expect("the client's folder");
+        std::os::unix::fs::symlink(install.join("node_modules"), client.join("node_modules"))
+            .expect("node_modules linked");
+    }
+    let script = client.join("client.mjs");
     std::fs::copy(
         repo.mcp_client_dir(McpClient::TypeScript)
             .join("client.mjs"),
