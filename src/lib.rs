@@ -63,7 +63,10 @@ pub mod openai {
     };
 }
 
-pub use engine::{ArtifactCache, CompileWorker, Compiled, PoolConfig, serve_compile_worker};
+pub use engine::{
+    ArtifactCache, CompileWorker, Compiled, MemoryReset, PoolConfig, ResetInUse,
+    serve_compile_worker,
+};
 pub use escape::escape_controls;
 pub use module::{
     BUNDLED_MODULES, BundledModule, LoadError, LoadErrorKind, ModuleSource, Producers, WasmModule,

@@ -22,7 +22,7 @@ use wasmtime::{Config, Engine};
 pub(crate) use background::Background;
 pub use cache::{ArtifactCache, Compiled};
 pub(crate) use clock::{Clock, EPOCH_TICK};
-pub use pool::PoolConfig;
+pub use pool::{MemoryReset, PoolConfig, ResetInUse};
 pub(crate) use worker::CompileFailure;
 pub use worker::{CompileWorker, serve_compile_worker};
 
@@ -39,8 +39,9 @@ pub(crate) struct Engines<T> {
     clock: Clock,
     /// Work taken off the callers' path.
     background: Background,
-    /// The instance pool of each pooled engine; `None` for none.
-    pool: Option<PoolConfig>,
+    /// The instance pool of each pooled engine, and the reset its slots
+    /// use; `None` for none.
+    pool: Option<(PoolConfig, ResetInUse)>,
 }
 
 struct Entry<T> {
@@ -116,12 +117,17 @@ impl<T> Engines<T> {
         let clock = Clock::start(Arc::downgrade(&ticking))?;
         let background = Background::start()?;
         clock.tick_background(background.ticker());
+        let pool = pool.enabled.then(|| {
+            let reset = pool.memory_reset_in_use();
+            tracing::info!("pooled instances' memory is reset: {reset}");
+            (pool.clone(), reset)
+        });
         Ok(Self {
             entries: Mutex::new(Vec::new()),
             ticking,
             clock,
             background,
-            pool: pool.enabled.then(|| pool.clone()),
+            pool,
         })
     }
 
@@ -174,9 +180,9 @@ impl<T> Engines<T> {
     /// up (it reserves address space at once; a process with a small
     /// address-space limit cannot).
     fn pooled_engine(&self, stack_bytes: usize, concurrency: Concurrency) -> Option<Engine> {
-        let pool = self.pool.as_ref()?;
+        let (pool, reset) = self.pool.as_ref()?;
         let mut config = engine_config(stack_bytes, concurrency);
-        config.allocation_strategy(pool.allocation());
+        config.allocation_strategy(pool.allocation(reset));
         match Engine::new(&config) {
             Ok(engine) => Some(engine),
             Err(e) => {

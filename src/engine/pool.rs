@@ -5,8 +5,9 @@
 //! slot once, at start, and a call's instance takes a slot and gives it
 //! back: no `mmap`/`munmap` per call (whose TLB shootdowns serialise
 //! threads), copy-on-write memory images reused from slot to slot, and only
-//! the pages a call dirtied reset afterwards. Isolation is unchanged: a slot
-//! is wiped before it is used again.
+//! the pages a call dirtied reset afterwards where that is exact
+//! ([`MemoryReset`]). Isolation is unchanged: a slot is wiped before it is
+//! used again.
 //!
 //! A component that does not fit a slot (more core instances, memories or
 //! tables than a slot holds) is instantiated on demand instead, and so is a
@@ -86,6 +87,53 @@ pub struct PoolConfig {
     /// An instance made ahead that no call took for this long is dropped
     /// (default 60000 ms).
     pub ready_idle_ms: u64,
+    /// How a slot's memory is wiped between instances (default `"auto"`).
+    pub memory_reset: MemoryReset,
+}
+
+/// `[pool] memory_reset`: how a slot's linear memory is wiped before its
+/// next instance.
+///
+/// wasmtime 48's faster reset (Linux's `PAGEMAP_SCAN`, which finds the
+/// pages a call dirtied) looks only at pages that are in memory: a page the
+/// previous instance wrote that was swapped out before the reset is neither
+/// reset nor given back, and the next instance in that slot could read it.
+/// So it is used only where no page can be swapped out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryReset {
+    /// `PAGEMAP_SCAN` on Linux 6.7 and later when the machine has no swap
+    /// (`SwapTotal` in `/proc/meminfo`, read at start); the full reset
+    /// otherwise.
+    #[default]
+    Auto,
+    /// Always the full reset: the kept-resident part of a slot's memory is
+    /// zeroed or copied from the image, and the rest given back to the
+    /// kernel.
+    Full,
+}
+
+/// The reset a pool uses on this machine, from [`PoolConfig::memory_reset_in_use`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResetInUse {
+    /// Only the pages a call dirtied, found with `PAGEMAP_SCAN`.
+    DirtyPages,
+    /// The full reset; the text says why `PAGEMAP_SCAN` is not used.
+    Full(String),
+}
+
+impl std::fmt::Display for ResetInUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResetInUse::DirtyPages => f.write_str(
+                "only the pages a call dirtied (PAGEMAP_SCAN: Linux 6.7 or later, and no swap)",
+            ),
+            ResetInUse::Full(why) => write!(
+                f,
+                "every kept-resident page, and the rest given back to the kernel ({why})"
+            ),
+        }
+    }
 }
 
 impl Default for PoolConfig {
@@ -100,6 +148,7 @@ impl Default for PoolConfig {
             ready_per_module: 2,
             ready_total: 64,
             ready_idle_ms: 60_000,
+            memory_reset: MemoryReset::Auto,
         }
     }
 }
@@ -174,8 +223,14 @@ impl PoolConfig {
         max_table_elements <= SLOT_TABLE_ELEMENTS
     }
 
-    /// wasmtime's configuration for this pool.
-    pub(crate) fn allocation(&self) -> PoolingAllocationConfig {
+    /// The reset this pool uses on this machine: `memory_reset` decided
+    /// with the kernel's version and whether there is swap (both read now).
+    pub fn memory_reset_in_use(&self) -> ResetInUse {
+        decide_reset(self.memory_reset, kernel_version(), swap_total_kib())
+    }
+
+    /// wasmtime's configuration for this pool, with `reset`.
+    pub(crate) fn allocation(&self, reset: &ResetInUse) -> PoolingAllocationConfig {
         let keep_resident = usize::try_from(self.keep_resident_kib)
             .unwrap_or(usize::MAX)
             .saturating_mul(1024);
@@ -196,11 +251,78 @@ impl PoolConfig {
             .linear_memory_keep_resident(keep_resident)
             .table_keep_resident(TABLE_KEEP_RESIDENT)
             .max_unused_warm_slots(self.warm_slots)
-            // Resets only the pages a call dirtied, where the kernel can
-            // say which (Linux 6.7 and later); elsewhere, all of them.
-            .pagemap_scan(Enabled::Auto);
+            .pagemap_scan(match reset {
+                // wasmtime still checks that the kernel has it.
+                ResetInUse::DirtyPages => Enabled::Auto,
+                ResetInUse::Full(_) => Enabled::No,
+            });
         pool
     }
+}
+
+/// The first Linux with `PAGEMAP_SCAN`.
+const PAGEMAP_SCAN_SINCE: (u32, u32) = (6, 7);
+
+/// The reset `setting` means on a kernel of `kernel` (major, minor; `None`
+/// off Linux or unknown) with `swap_kib` of swap (`None` if unknown).
+fn decide_reset(
+    setting: MemoryReset,
+    kernel: Option<(u32, u32)>,
+    swap_kib: Option<u64>,
+) -> ResetInUse {
+    if setting == MemoryReset::Full {
+        return ResetInUse::Full("[pool] memory_reset = \"full\"".into());
+    }
+    let Some(kernel) = kernel else {
+        return ResetInUse::Full("PAGEMAP_SCAN needs Linux 6.7 or later".into());
+    };
+    if kernel < PAGEMAP_SCAN_SINCE {
+        return ResetInUse::Full(format!(
+            "this is Linux {}.{}, and PAGEMAP_SCAN came in 6.7",
+            kernel.0, kernel.1
+        ));
+    }
+    match swap_kib {
+        Some(0) => ResetInUse::DirtyPages,
+        Some(kib) => ResetInUse::Full(format!(
+            "the machine has swap (SwapTotal: {kib} kB), and wasmtime 48's PAGEMAP_SCAN reset \
+             misses the pages that were swapped out"
+        )),
+        None => ResetInUse::Full("cannot read SwapTotal from /proc/meminfo".into()),
+    }
+}
+
+/// The running kernel's version (major, minor), on Linux.
+fn kernel_version() -> Option<(u32, u32)> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    parse_kernel_version(&release)
+}
+
+/// `6.18.44-fc-v1098` as (6, 18).
+fn parse_kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut numbers = release.trim().split(['.', '-']);
+    let major = numbers.next()?.parse().ok()?;
+    let minor = numbers.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// `SwapTotal` of `/proc/meminfo`, in KiB.
+fn swap_total_kib() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_swap_total(&meminfo)
+}
+
+fn parse_swap_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("SwapTotal:"))?;
+    line.trim_start_matches("SwapTotal:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]
@@ -225,6 +347,47 @@ mod tests {
         };
         assert!(idle.validate().unwrap_err().contains("`ready_idle_ms`"));
         PoolConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn pagemap_scan_only_on_new_kernels_without_swap() {
+        let auto = MemoryReset::Auto;
+        assert_eq!(
+            decide_reset(auto, Some((6, 18)), Some(0)),
+            ResetInUse::DirtyPages
+        );
+        let swap = decide_reset(auto, Some((6, 18)), Some(1024));
+        assert!(
+            matches!(&swap, ResetInUse::Full(why) if why.contains("SwapTotal: 1024 kB")),
+            "{swap}"
+        );
+        let old = decide_reset(auto, Some((6, 6)), Some(0));
+        assert!(
+            matches!(&old, ResetInUse::Full(why) if why.contains("Linux 6.6")),
+            "{old}"
+        );
+        assert!(matches!(
+            decide_reset(auto, Some((6, 18)), None),
+            ResetInUse::Full(_)
+        ));
+        assert!(matches!(
+            decide_reset(auto, None, Some(0)),
+            ResetInUse::Full(_)
+        ));
+        assert!(matches!(
+            decide_reset(MemoryReset::Full, Some((6, 18)), Some(0)),
+            ResetInUse::Full(why) if why.contains("memory_reset")
+        ));
+    }
+
+    #[test]
+    fn kernel_versions_and_swap_are_read() {
+        assert_eq!(parse_kernel_version("6.18.44-fc-v1098\n"), Some((6, 18)));
+        assert_eq!(parse_kernel_version("5.4.0"), Some((5, 4)));
+        assert_eq!(parse_kernel_version("6"), None);
+        let meminfo = "MemTotal:       24000000 kB\nSwapCached:            0 kB\nSwapTotal:        262140 kB\n";
+        assert_eq!(parse_swap_total(meminfo), Some(262_140));
+        assert_eq!(parse_swap_total("MemTotal: 1 kB\n"), None);
     }
 
     #[test]

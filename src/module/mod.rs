@@ -300,6 +300,13 @@ impl WasmModule {
         self.inner.target.overflow.is_some()
     }
 
+    /// How many of this module's calls found the instance pool full and ran
+    /// in an instance allocated on demand (always 0 when it is not
+    /// [`pooled`](Self::pooled)).
+    pub fn calls_off_the_pool(&self) -> u64 {
+        self.inner.target.overflow.as_ref().map_or(0, |o| o.calls())
+    }
+
     /// How many fresh instances are ready for this module's next calls
     /// (made ahead, each for one call; see `[pool] ready_per_module`).
     pub fn ready_instances(&self) -> usize {

@@ -6,6 +6,7 @@
 //! allocated on demand, from a copy of the same compiled component loaded
 //! into the on-demand engine the first time it is needed.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use wasmtime::PoolConcurrencyLimitError;
@@ -24,6 +25,8 @@ pub(crate) struct Overflow {
     component: Component,
     /// The component in the on-demand engine, made on first use.
     pre: OnceLock<Result<(InstancePre<CallState>, Exports), String>>,
+    /// Calls that found the pool full and ran on demand.
+    calls: AtomicU64,
 }
 
 impl Overflow {
@@ -33,11 +36,19 @@ impl Overflow {
             linker,
             component,
             pre: OnceLock::new(),
+            calls: AtomicU64::new(0),
         }
     }
 
-    /// The component ready to instantiate on demand, and its exports.
+    /// How many calls found the pool full and ran on demand.
+    pub(crate) fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    /// The component ready to instantiate on demand, and its exports,
+    /// for one more call that found the pool full.
     pub(crate) fn pre(&self) -> Result<(&InstancePre<CallState>, Exports), Fault> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
         self.pre
             .get_or_init(|| self.load().map_err(|e| describe_error(&e)))
             .as_ref()

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use toolhost::{Limits, PoolConfig, Runtime, Tool, ToolManager, WasmModule, bundled_module};
+use toolhost::{
+    Limits, MemoryReset, PoolConfig, Runtime, Tool, ToolManager, WasmModule, bundled_module,
+};
 
 use crate::common::{call, guest, tight_limits, tool_call};
 
@@ -156,4 +158,207 @@ fn module_infos_are_the_same_pooled_or_not() {
     let pooled = hostile_in(&runtime_with(tiny_pool()), tight_limits());
     let on_demand = hostile_in(&runtime_with(PoolConfig::disabled()), tight_limits());
     assert_eq!(pooled.infos(), on_demand.infos());
+}
+
+/// Where the marker goes: 4 MiB from 8 MiB on, far above the guest's heap
+/// (and 256 KiB of its memory's initial image besides).
+const STRETCH: (usize, usize) = (8 << 20, 4096);
+
+/// A pool of one instance slot and one memory slot, so every call's
+/// instance and memory are in the same slots, with `keep_resident_kib` and
+/// `memory_reset`; no instance is made ahead.
+fn one_slot(memory_reset: MemoryReset, keep_resident_kib: u32) -> PoolConfig {
+    PoolConfig {
+        instances: 1,
+        memories: 1,
+        tables: 8,
+        keep_resident_kib,
+        ready_per_module: 0,
+        memory_reset,
+        ..PoolConfig::default()
+    }
+}
+
+fn stretch(hold_ms: u64) -> serde_json::Value {
+    json!({"at": STRETCH.0, "kib": STRETCH.1, "hold_ms": hold_ms})
+}
+
+/// Runs `calls` (calls of `module`) until none of them ran off the pool:
+/// the store of the instance before is dropped in the background, and a
+/// call that finds the pool's one slot still taken runs on demand, in a
+/// memory of its own, where it proves nothing.
+fn in_the_slot<T>(runtime: &Runtime, module: &WasmModule, mut calls: impl FnMut() -> T) -> T {
+    for _ in 0..200 {
+        let before = module.calls_off_the_pool();
+        let answer = calls();
+        if module.calls_off_the_pool() == before {
+            return answer;
+        }
+        runtime.on_idle();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the pool's slot was never free");
+}
+
+/// The machine's swap, in KiB (`SwapTotal` of /proc/meminfo).
+fn swap_kib() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("SwapTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The mappings of this process: (start, end, readable and writable).
+fn mappings() -> Vec<(usize, usize, bool)> {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    maps.lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let (start, end) = fields.next()?.split_once('-')?;
+            let rw = fields.next()?.starts_with("rw");
+            Some((
+                usize::from_str_radix(start, 16).ok()?,
+                usize::from_str_radix(end, 16).ok()?,
+                rw,
+            ))
+        })
+        .collect()
+}
+
+/// Whether the page at `page` (mapped readable) begins with the marker.
+fn is_marked(page: usize) -> bool {
+    // SAFETY: the caller found the page mapped readable; reading it races
+    // with nothing, as the instance that owns it is asleep.
+    unsafe { std::ptr::read_volatile(page as *const u64) == 0xA5A5_A5A5_A5A5_A5A5 }
+}
+
+/// The pages of this process that hold the marker while an instance
+/// sleeps on it: the stretch ([`STRETCH`] from the start of a pool's
+/// memory slot, which is where readable memory follows an inaccessible
+/// mapping) and the image's 256 KiB, which lie low in the same memory, so
+/// that the reset meets them before anything else the call dirtied.
+fn find_the_marker() -> Option<Vec<usize>> {
+    let maps = mappings();
+    for pair in maps.windows(2) {
+        let (before, slot) = (pair[0], pair[1]);
+        if before.2 || !slot.2 || before.1 != slot.0 {
+            continue;
+        }
+        // The readable mappings from the slot's start on, one after another.
+        let mut reach = slot.0;
+        for &(s, e, rw) in maps.iter().filter(|m| m.0 >= slot.0) {
+            if s != reach || !rw {
+                break;
+            }
+            reach = e;
+        }
+        let stretch = slot.0 + STRETCH.0..slot.0 + STRETCH.0 + STRETCH.1 * 1024;
+        if reach < stretch.end || !stretch.clone().step_by(4096).all(is_marked) {
+            continue;
+        }
+        let image = (slot.0..stretch.start)
+            .step_by(4096)
+            .filter(|&p| is_marked(p));
+        return Some(image.chain(stretch.step_by(4096)).collect());
+    }
+    None
+}
+
+/// Pages `pages` out to swap; how many of them are then swapped out (bit
+/// 62 of their /proc/self/pagemap entries).
+fn page_out(pages: &[usize]) -> usize {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut pagemap = std::fs::File::open("/proc/self/pagemap").expect("/proc/self/pagemap");
+    let mut swapped = 0;
+    for &page in pages {
+        // SAFETY: MADV_PAGEOUT only moves pages to swap; their contents are
+        // unchanged for whoever reads them next.
+        let paged = unsafe {
+            rustix::mm::madvise(
+                page as *mut std::ffi::c_void,
+                4096,
+                rustix::mm::Advice::LinuxPageOut,
+            )
+        };
+        assert!(paged.is_ok(), "MADV_PAGEOUT: {paged:?}");
+        let mut entry = [0u8; 8];
+        pagemap
+            .seek(SeekFrom::Start((page / 4096 * 8) as u64))
+            .and_then(|_| pagemap.read_exact(&mut entry))
+            .expect("the page's pagemap entry");
+        if u64::from_le_bytes(entry) & (1 << 62) != 0 {
+            swapped += 1;
+        }
+    }
+    swapped
+}
+
+#[test]
+fn no_instance_reads_what_the_previous_one_in_its_slot_wrote() {
+    let swap = swap_kib();
+    // The stretch within the memory kept resident (reset page by page)
+    // and past it (given back to the kernel), with each reset.
+    for memory_reset in [MemoryReset::Auto, MemoryReset::Full] {
+        for keep_resident_kib in [1024, 16 * 1024] {
+            let pool = one_slot(memory_reset, keep_resident_kib);
+            let reset = pool.memory_reset_in_use();
+            let runtime = runtime_with(pool);
+            let module = hostile_in(&runtime, Limits::default());
+            assert!(module.pooled());
+            let manager = Arc::new(manager_of(module.clone()));
+            let case = format!("{memory_reset:?}, {keep_resident_kib} KiB resident: {reset}");
+            for round in 0..3 {
+                let marked = in_the_slot(&runtime, &module, || {
+                    call(&manager, "h_mark_memory", stretch(0))
+                });
+                assert_eq!(marked, "marked 4352 KiB", "{case}");
+                let seen = in_the_slot(&runtime, &module, || {
+                    call(&manager, "h_scan_memory", stretch(0))
+                });
+                assert_eq!(
+                    seen, "0 0",
+                    "round {round}: the next instance saw marked bytes (image, stretch); {case}"
+                );
+            }
+            if swap == 0 {
+                eprintln!(
+                    "{case}: the part with the marker paged out did not run: this machine has \
+                     no swap (SwapTotal is 0 in /proc/meminfo), so nothing can be paged out"
+                );
+                continue;
+            }
+            // The marker swapped out while its instance still holds the
+            // slot, then the next instance in the slot.
+            let (swapped, pages) = in_the_slot(&runtime, &module, || {
+                let marking = {
+                    let manager = Arc::clone(&manager);
+                    std::thread::spawn(move || call(&manager, "h_mark_memory", stretch(1500)))
+                };
+                let marker = (0..100).find_map(|_| {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    find_the_marker()
+                });
+                let marker =
+                    marker.unwrap_or_else(|| panic!("{case}: the marker is nowhere in memory"));
+                let swapped = page_out(&marker);
+                assert_eq!(marking.join().unwrap(), "marked 4352 KiB", "{case}");
+                (swapped, marker.len())
+            });
+            eprintln!(
+                "{case}: {swapped} of the marker's {pages} pages were swapped out before the reset"
+            );
+            assert!(swapped > 0, "{case}: MADV_PAGEOUT swapped nothing out");
+            let seen = in_the_slot(&runtime, &module, || {
+                call(&manager, "h_scan_memory", stretch(0))
+            });
+            assert_eq!(
+                seen, "0 0",
+                "the next instance saw marked bytes that had been swapped out (image, stretch); {case}"
+            );
+        }
+    }
 }

@@ -422,6 +422,59 @@ fn listen(_: NoArgs) -> Result<String, String> {
 }
 
 /// Tries to send one UDP datagram to `text` (an address).
+/// A stretch of linear memory: `kib` KiB from `at` (a byte offset).
+#[derive(Deserialize, JsonSchema)]
+struct Stretch {
+    at: usize,
+    kib: usize,
+    /// Milliseconds to wait after writing, before the call ends.
+    #[serde(default)]
+    hold_ms: u64,
+}
+
+/// 256 KiB of the memory's initial image (zeros, in .bss).
+static mut IMAGE: [u8; 256 * 1024] = [0; 256 * 1024];
+
+/// The stretch as a slice, the memory grown to hold it.
+fn stretch(at: usize, kib: usize) -> Result<&'static mut [u8], String> {
+    let end = kib
+        .checked_mul(1024)
+        .and_then(|len| at.checked_add(len))
+        .ok_or("the stretch is too long")?;
+    let pages = end.div_ceil(65536);
+    let have = core::arch::wasm32::memory_size(0);
+    if pages > have && core::arch::wasm32::memory_grow(0, pages - have) == usize::MAX {
+        return Err(format!("cannot grow the memory to {pages} pages"));
+    }
+    // SAFETY: the memory holds `at..end` now; nothing else of the program
+    // lives there (it is far above the heap, or it is IMAGE).
+    Ok(unsafe { std::slice::from_raw_parts_mut(at as *mut u8, end - at) })
+}
+
+/// Writes 0xA5 over IMAGE and over the stretch, then waits `hold_ms`:
+/// data that no later instance may see.
+fn mark_memory(args: Stretch) -> Result<String, String> {
+    // SAFETY: a component instance is single-threaded.
+    let image = unsafe { &mut *std::ptr::addr_of_mut!(IMAGE) };
+    image.fill(0xA5);
+    std::hint::black_box(&image);
+    let stretch = stretch(args.at, args.kib)?;
+    stretch.fill(0xA5);
+    std::hint::black_box(&stretch);
+    std::thread::sleep(std::time::Duration::from_millis(args.hold_ms));
+    Ok(format!("marked {} KiB", args.kib + image.len() / 1024))
+}
+
+/// The bytes of IMAGE and of the stretch that are not zero: `image stretch`.
+fn scan_memory(args: Stretch) -> Result<String, String> {
+    // SAFETY: a component instance is single-threaded.
+    let image = unsafe { &*std::ptr::addr_of!(IMAGE) };
+    let in_image = image.iter().filter(|b| **b != 0).count();
+    let stretch = stretch(args.at, args.kib)?;
+    let in_stretch = stretch.iter().filter(|b| **b != 0).count();
+    Ok(format!("{in_image} {in_stretch}"))
+}
+
 fn udp(args: Text) -> Result<String, String> {
     let socket = std::net::UdpSocket::bind("0.0.0.0:0").map_err(|e| format!("bind: {e}"))?;
     socket
@@ -468,6 +521,8 @@ fn toolbox() -> Toolbox {
         .tool("lookup", lookup)
         .tool("listen", listen)
         .tool("udp", udp)
+        .tool("mark_memory", mark_memory)
+        .tool("scan_memory", scan_memory)
 }
 
 toolhost_guest::export_toolbox!(toolbox);
