@@ -89,5 +89,8 @@ pub use registry::{
     ControllerError, ControllerSpec, DEFAULT_MAX_PARALLEL, Decision, Mode, RegisterError,
     Registered, Rule, RuleSpec, SharedController, ToolController, ToolManager,
 };
-pub use sandbox::{Runtime, RuntimeBuilder};
-pub use tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
+pub use sandbox::{Runtime, RuntimeBuilder, open_file_limit};
+pub use tool::{
+    Arguments, OUTPUT_SCHEMA_BOUNDS, OutputSchemaBounds, Tool, ToolError, ToolErrorKind,
+    ToolFuture, ToolInfo,
+};

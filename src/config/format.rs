@@ -62,9 +62,22 @@ pub struct ServeConfig {
     pub max_request_bytes: u64,
     /// HTTP: requests handled at once (calls included).
     pub max_requests_in_flight: u64,
-    /// HTTP: how long a connection may take to send its request headers, in
-    /// milliseconds.
+    /// HTTP: how long a connection may take to send a request head, from
+    /// the moment it is accepted or its previous answer was sent, in
+    /// milliseconds; a connection that sends nothing is closed then.
     pub header_timeout_ms: u64,
+    /// HTTP: how long a request's body may take to arrive once its head
+    /// has, in milliseconds (408 after that).
+    pub body_timeout_ms: u64,
+    /// HTTP: connections open at once; past it a new connection is closed
+    /// as soon as it is accepted (and counted in `/metrics`).
+    pub max_connections: u64,
+    /// HTTP: sessions (protocol 2025-11-25) open at once; a new one past it
+    /// closes the one idle longest.
+    pub max_sessions: u64,
+    /// HTTP: a session without a request for this long is closed, in
+    /// milliseconds.
+    pub session_idle_ms: u64,
     /// On SIGTERM (or SIGINT), how long calls in flight may take to finish
     /// before the server exits anyway, in milliseconds.
     pub drain_timeout_ms: u64,
@@ -80,6 +93,10 @@ impl Default for ServeConfig {
             max_request_bytes: 4 * 1024 * 1024,
             max_requests_in_flight: 256,
             header_timeout_ms: 10_000,
+            body_timeout_ms: 10_000,
+            max_connections: 512,
+            max_sessions: 1000,
+            session_idle_ms: 300_000,
             drain_timeout_ms: 10_000,
         }
     }
@@ -94,6 +111,10 @@ impl ServeConfig {
             ("max_request_bytes", self.max_request_bytes),
             ("max_requests_in_flight", self.max_requests_in_flight),
             ("header_timeout_ms", self.header_timeout_ms),
+            ("body_timeout_ms", self.body_timeout_ms),
+            ("max_connections", self.max_connections),
+            ("max_sessions", self.max_sessions),
+            ("session_idle_ms", self.session_idle_ms),
             ("drain_timeout_ms", self.drain_timeout_ms),
         ];
         for (key, value) in numbers {

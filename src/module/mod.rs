@@ -406,6 +406,10 @@ impl Tool for WasmModule {
         Some(self.inner.target.limits.max_args_bytes)
     }
 
+    fn time_limit(&self) -> Option<Duration> {
+        Some(Duration::from_millis(self.inner.target.limits.timeout_ms))
+    }
+
     fn call(&self, name: &str, arguments: &Arguments) -> Result<String, ToolError> {
         let request = self.request(name, arguments)?;
         let clock = self.inner.runtime.clock();

@@ -32,7 +32,7 @@ pub(crate) use call::{CallReport, Exports, Request, Target, run};
 pub(crate) use capture::Captured;
 pub(crate) use fault::Fault;
 pub(crate) use http::HttpClient;
-pub(crate) use open_files::open_file_limit;
+pub use open_files::open_file_limit;
 pub(crate) use overflow::Overflow;
 pub use runtime::{Runtime, RuntimeBuilder};
 pub(crate) use warm::WarmInstances;

@@ -3,8 +3,9 @@
 
 use std::sync::OnceLock;
 
-/// The process's limit on open files once raised, if it is known.
-pub(crate) fn open_file_limit() -> Option<u64> {
+/// The process's limit on open files (raised to its hard maximum the first
+/// time it is asked for, as every runtime does at start), if it is known.
+pub fn open_file_limit() -> Option<u64> {
     static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
     *LIMIT.get_or_init(raise)
 }

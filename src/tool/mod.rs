@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub use arguments::Arguments;
 pub(crate) use error::json_type_name;
 pub use error::{ToolError, ToolErrorKind};
-pub use schema::ToolInfo;
+pub use schema::{OUTPUT_SCHEMA_BOUNDS, OutputSchemaBounds, ToolInfo};
 
 /// The future of an asynchronous tool call ([`Tool::call_async`]).
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<String, ToolError>> + Send + 'static>>;
@@ -62,6 +62,13 @@ pub trait Tool: Send + Sync + 'static {
     /// the manager refuses larger ones before reading them. `None` (the
     /// default): no limit of its own.
     fn max_arguments_bytes(&self) -> Option<u64> {
+        None
+    }
+
+    /// The wall-clock time one call may take, if this provider has a time
+    /// limit (a [`WasmModule`](crate::WasmModule)'s `timeout_ms`). `None`
+    /// (the default): none of its own.
+    fn time_limit(&self) -> Option<std::time::Duration> {
         None
     }
 

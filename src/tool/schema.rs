@@ -6,6 +6,27 @@ use serde_json::{Map, Value, json};
 /// does not accept, so [`ToolInfo::to_openai`] leaves them out.
 pub(crate) const MCP_ONLY_KEYS: [&str; 3] = ["title", "annotations", "outputSchema"];
 
+/// The most an `outputSchema` may be, at load: every answer of the tool is
+/// checked against it by the MCP server, so its size bounds that work.
+/// Serialized size in bytes, nesting of objects and arrays, and JSON
+/// objects in it (each a schema or a group of them).
+pub const OUTPUT_SCHEMA_BOUNDS: OutputSchemaBounds = OutputSchemaBounds {
+    bytes: 64 * 1024,
+    depth: 32,
+    subschemas: 2048,
+};
+
+/// The bounds on an `outputSchema`: see [`OUTPUT_SCHEMA_BOUNDS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputSchemaBounds {
+    /// Its size as compact JSON, in bytes.
+    pub bytes: usize,
+    /// How deep objects and arrays nest in it.
+    pub depth: usize,
+    /// How many JSON objects it has.
+    pub subschemas: usize,
+}
+
 /// One tool's schema: what a model is told about it.
 ///
 /// Serializes to the OpenAI shape
@@ -125,6 +146,9 @@ impl ToolInfo {
                 p.clone()
             }
         };
+        if let Some(schema) = function.get("outputSchema") {
+            check_output_schema(schema).map_err(|e| format!("tool '{name}': {e}"))?;
+        }
         let extra = function
             .iter()
             .filter(|(key, _)| !matches!(key.as_str(), "name" | "description" | "parameters"))
@@ -135,6 +159,47 @@ impl ToolInfo {
             ..Self::new(name, description, parameters)
         })
     }
+}
+
+/// Checks `schema` against [`OUTPUT_SCHEMA_BOUNDS`], walking it without
+/// recursion; the error names the bound.
+fn check_output_schema(schema: &Value) -> Result<(), String> {
+    let bounds = OUTPUT_SCHEMA_BOUNDS;
+    let why = "(the MCP server checks every answer against it)";
+    let bytes = serde_json::to_string(schema).map_or(usize::MAX, |s| s.len());
+    if bytes > bounds.bytes {
+        return Err(format!(
+            "its outputSchema is {bytes} bytes, more than the {} bytes toolhost accepts {why}",
+            bounds.bytes
+        ));
+    }
+    let (mut objects, mut deepest) = (0usize, 0usize);
+    let mut stack = vec![(schema, 1usize)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Object(map) => {
+                objects += 1;
+                Box::new(map.values())
+            }
+            Value::Array(items) => Box::new(items.iter()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth);
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    if deepest > bounds.depth {
+        return Err(format!(
+            "its outputSchema nests {deepest} levels deep, more than the {} toolhost accepts {why}",
+            bounds.depth
+        ));
+    }
+    if objects > bounds.subschemas {
+        return Err(format!(
+            "its outputSchema has {objects} subschemas (JSON objects), more than the {} toolhost accepts {why}",
+            bounds.subschemas
+        ));
+    }
+    Ok(())
 }
 
 /// Checks that `parameters` is a JSON schema for an object.
@@ -219,5 +284,38 @@ mod tests {
         assert!(e.contains("must be a string"), "{e}");
         let e = ToolInfo::from_schema(&json!({"type":"tool","function":{"name":"a"}})).unwrap_err();
         assert!(e.contains("must be \"function\""), "{e}");
+    }
+
+    #[test]
+    fn output_schemas_past_the_bounds_are_refused_by_name() {
+        let tool = |schema: Value| {
+            ToolInfo::from_schema(
+                &json!({"type":"function","function":{"name":"t","outputSchema":schema}}),
+            )
+        };
+        let entry = json!({"items": {"type": "integer", "minimum": 0}});
+        let entries = |n: usize| json!({"type": "array", "allOf": vec![entry.clone(); n]});
+        // 900 entries: within every bound (1,801 objects, 37 KiB).
+        tool(entries(900)).unwrap();
+        let huge = tool(entries(40_000)).unwrap_err();
+        assert!(
+            huge.contains("tool 't': its outputSchema is")
+                && huge.contains("more than the 65536 bytes"),
+            "{huge}"
+        );
+        let many = tool(entries(1100)).unwrap_err();
+        assert!(
+            many.contains("2201 subschemas") && many.contains("more than the 2048"),
+            "{many}"
+        );
+        let mut deep = json!({"type": "integer"});
+        for _ in 0..40 {
+            deep = json!({"not": deep});
+        }
+        let deep = tool(deep).unwrap_err();
+        assert!(
+            deep.contains("nests 41 levels deep, more than the 32"),
+            "{deep}"
+        );
     }
 }

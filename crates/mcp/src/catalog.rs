@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
@@ -14,9 +15,21 @@ pub(crate) struct Catalog {
     /// module's order of tools): the same on every server with the same
     /// config.
     tools: Vec<Tool>,
-    /// A validator of each tool's `outputSchema`, where it declared one.
-    outputs: HashMap<String, Arc<jsonschema::Validator>>,
+    /// A check of each tool's answers against its `outputSchema`, where it
+    /// declared one.
+    outputs: HashMap<String, OutputCheck>,
 }
+
+/// How a tool's answers are checked against its `outputSchema`.
+#[derive(Clone)]
+pub(crate) struct OutputCheck {
+    pub validator: Arc<jsonschema::Validator>,
+    /// The tool's time limit, which the call and the check share.
+    pub time_limit: Duration,
+}
+
+/// The time a check may take for a tool without a time limit of its own.
+const DEFAULT_CHECK_TIME: Duration = Duration::from_secs(10);
 
 impl Catalog {
     /// The active tools of `manager`.
@@ -31,7 +44,14 @@ impl Catalog {
             if let Some(schema) = info.output_schema() {
                 match jsonschema::validator_for(&Value::Object(schema.clone())) {
                     Ok(validator) => {
-                        outputs.insert(info.name.clone(), Arc::new(validator));
+                        let check = OutputCheck {
+                            validator: Arc::new(validator),
+                            time_limit: registered
+                                .provider
+                                .time_limit()
+                                .unwrap_or(DEFAULT_CHECK_TIME),
+                        };
+                        outputs.insert(info.name.clone(), check);
                     }
                     Err(e) => tracing::warn!(
                         tool = %toolhost::escape_controls(&info.name),
@@ -62,12 +82,19 @@ impl Catalog {
         self.tools == other.tools
     }
 
-    /// `text` as structured content, if tool `name` declared an
-    /// `outputSchema` and `text` is JSON that matches it.
-    pub(crate) fn structured(&self, name: &str, text: &str) -> Option<Value> {
-        let validator = self.outputs.get(name)?;
+    /// How tool `name`'s answers are checked, if it declared an `outputSchema`.
+    pub(crate) fn output_check(&self, name: &str) -> Option<OutputCheck> {
+        self.outputs.get(name).cloned()
+    }
+}
+
+impl OutputCheck {
+    /// `text` as structured content, if it is JSON that matches the schema.
+    /// Takes as long as the schema and the answer make it: run it where it
+    /// may block.
+    pub(crate) fn structured(&self, text: &str) -> Option<Value> {
         let value: Value = serde_json::from_str(text).ok()?;
-        validator.is_valid(&value).then_some(value)
+        self.validator.is_valid(&value).then_some(value)
     }
 }
 
@@ -138,12 +165,10 @@ mod tests {
         );
         assert_eq!(tool["inputSchema"]["properties"]["a"]["type"], "number");
         assert_eq!(tool["outputSchema"]["required"], json!(["sum"]));
-        assert_eq!(
-            c.structured("m_add", r#"{"sum": 3}"#),
-            Some(json!({"sum": 3}))
-        );
-        assert_eq!(c.structured("m_add", r#"{"total": 3}"#), None);
-        assert_eq!(c.structured("m_add", "3"), None);
+        let check = c.output_check("m_add").expect("a check");
+        assert_eq!(check.structured(r#"{"sum": 3}"#), Some(json!({"sum": 3})));
+        assert_eq!(check.structured(r#"{"total": 3}"#), None);
+        assert_eq!(check.structured("3"), None);
     }
 
     #[test]
@@ -159,5 +184,25 @@ mod tests {
         assert_eq!(last[0].name, "m_t4");
         assert_eq!(next, None);
         assert!(c.page(9, 2).0.is_empty());
+    }
+
+    #[test]
+    fn recursive_refs_and_backtracking_patterns_check_in_bounded_time() {
+        let check = |schema: Value, answer: &str| {
+            let c = catalog(vec![json!({"type": "function", "function": {
+                "name": "m_t", "outputSchema": schema}})]);
+            c.output_check("m_t").expect("a check").structured(answer)
+        };
+        // A schema that refers to itself, and an answer nested 100 deep.
+        let recursive = json!({"type": "object", "properties": {"next": {"$ref": "#"}}});
+        let mut nested = json!({});
+        for _ in 0..100 {
+            nested = json!({"next": nested});
+        }
+        assert!(check(recursive, &nested.to_string()).is_some());
+        // A pattern that backtracks exponentially in a naive engine.
+        let pattern = json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}});
+        let answer = json!({"s": format!("{}!", "a".repeat(40))}).to_string();
+        assert!(check(pattern, &answer).is_none());
     }
 }

@@ -14,6 +14,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
+use crate::catalog::OutputCheck;
 use crate::metrics::Outcome;
 use crate::state::Served;
 
@@ -52,6 +53,44 @@ impl ToolhostServer {
             "(unknown)".to_string()
         }
     }
+}
+
+/// The success result of tool `name` with its answer `text`, plus the
+/// answer as structured content if it matches the tool's `outputSchema`.
+/// The check runs on a thread of its own, within what is left of the
+/// tool's time limit (counted from `started`); one that does not finish
+/// in time is an error text naming the limit.
+async fn structured(
+    name: &str,
+    check: OutputCheck,
+    text: String,
+    started: Instant,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, String> {
+    let left = check.time_limit.saturating_sub(started.elapsed());
+    let limit_ms = check.time_limit.as_millis();
+    let answer = Arc::new(text);
+    let checked = {
+        let answer = Arc::clone(&answer);
+        tokio::task::spawn_blocking(move || check.structured(&answer))
+    };
+    let structured = tokio::select! {
+        checked = tokio::time::timeout(left, checked) => match checked {
+            Ok(checked) => checked.unwrap_or(None),
+            Err(_) => {
+                return Err(format!(
+                    "Error: tool '{name}' answered, but checking its answer against its \
+                     outputSchema did not finish within its time limit of {limit_ms} ms \
+                     (limits.timeout_ms)."
+                ));
+            }
+        },
+        () = context.ct.cancelled() => return Err("Error: the call was cancelled.".into()),
+    };
+    let text = Arc::try_unwrap(answer).unwrap_or_else(|shared| (*shared).clone());
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = structured;
+    Ok(result)
 }
 
 fn error_result(text: String) -> CallToolResult {
@@ -114,9 +153,18 @@ impl ServerHandler for ToolhostServer {
         let tools = self.served.tools();
         let arguments = request.arguments.map(Value::Object);
         let call = tools.manager.call_tool_async(&name, arguments.as_ref());
+        let mut running = self.served.threads.spawn(call);
         let answer = tokio::select! {
-            answer = call => Some(answer),
-            () = context.ct.cancelled() => None,
+            answer = &mut running => Some(answer.unwrap_or_else(|e| {
+                Err(toolhost::ToolError::new(
+                    toolhost::ToolErrorKind::Host,
+                    format!("the call ended in the host: {e}"),
+                ))
+            })),
+            () = context.ct.cancelled() => {
+                running.abort();
+                None
+            }
         };
         metrics.in_flight.dec();
         metrics.latency.observe(started.elapsed().as_secs_f64());
@@ -125,13 +173,22 @@ impl ServerHandler for ToolhostServer {
                 metrics.call(&label, Outcome::Cancelled);
                 error_result("Error: the call was cancelled.".to_string())
             }
-            Some(Ok(text)) => {
-                metrics.call(&label, Outcome::Ok);
-                let structured = tools.catalog.structured(&name, &text);
-                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-                result.structured_content = structured;
-                result
-            }
+            Some(Ok(text)) => match tools.catalog.output_check(&name) {
+                None => {
+                    metrics.call(&label, Outcome::Ok);
+                    CallToolResult::success(vec![ContentBlock::text(text)])
+                }
+                Some(check) => match structured(&name, check, text, started, &context).await {
+                    Ok(result) => {
+                        metrics.call(&label, Outcome::Ok);
+                        result
+                    }
+                    Err(error) => {
+                        metrics.call(&label, Outcome::Error);
+                        error_result(error)
+                    }
+                },
+            },
             Some(Err(error)) => {
                 metrics.call(&label, Outcome::Error);
                 error_result(error.to_string())
@@ -168,6 +225,14 @@ impl ServerHandler for ToolhostServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.served.add_session(context.peer);
+        // Over HTTP the session's id; over stdio there is one session.
+        let id = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|id| id.to_str().ok())
+            .unwrap_or("stdio")
+            .to_string();
+        self.served.add_session(id, context.peer);
     }
 }

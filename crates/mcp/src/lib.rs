@@ -19,6 +19,8 @@
 
 #![warn(missing_docs)]
 
+mod backpressure;
+mod calls;
 mod catalog;
 mod handler;
 mod http;
@@ -36,8 +38,13 @@ pub use handler::ToolhostServer;
 pub use http::HttpOptions;
 pub use reload::{Overrides, Source};
 
+use backpressure::Backpressured;
 use reload::log_failures;
 use state::Served;
+
+/// Over stdio, requests read and not answered yet, beyond
+/// `max_calls_in_flight`, before the server stops reading.
+const UNANSWERED_BEYOND_CALLS: usize = 64;
 
 /// On SIGTERM over stdio, how long the last answers may take to be written
 /// after the drain (the session ends sooner if the client closes stdin).
@@ -54,7 +61,7 @@ fn start(source: &Source) -> anyhow::Result<(Arc<Served>, toolhost::config::Load
         tools = load.tools.catalog.len(),
         "loaded"
     );
-    Ok((Served::new(load.tools, settings), load.config))
+    Ok((Served::new(load.tools, settings)?, load.config))
 }
 
 /// Starts watching `source` for changes, reloading into `served`; the
@@ -87,6 +94,9 @@ pub async fn serve_stdio(source: Source) -> anyhow::Result<()> {
     let max_line = usize::try_from(served.settings.max_request_bytes).unwrap_or(usize::MAX);
     // A longer line is dropped (and logged) unread; the session goes on.
     let transport = AsyncRwTransport::new(stdin, stdout).with_max_line_length(max_line);
+    // Answers the client does not read stop the reading of its requests.
+    let calls = usize::try_from(served.settings.max_calls_in_flight).unwrap_or(usize::MAX);
+    let transport = Backpressured::new(transport, calls.saturating_add(UNANSWERED_BEYOND_CALLS));
     let running = server
         .serve(transport)
         .await

@@ -72,6 +72,14 @@ pub(crate) struct Metrics {
     pub in_flight: Gauge,
     pub modules: Gauge,
     pub reloads: Family<ReloadLabels, Counter>,
+    /// HTTP connections open now.
+    pub connections_open: Gauge,
+    /// HTTP connections closed at once: `max_connections` were open.
+    pub connections_refused: Counter,
+    /// Accepts of HTTP connections that failed.
+    pub accept_errors: Counter,
+    /// 2025-11-25 sessions open over HTTP.
+    pub sessions: Gauge,
 }
 
 impl Metrics {
@@ -107,6 +115,30 @@ impl Metrics {
         for result in [ReloadResult::Applied, ReloadResult::Failed] {
             reloads.get_or_create(&ReloadLabels { result }).get();
         }
+        let connections_open = Gauge::default();
+        registry.register(
+            "http_connections_open",
+            "HTTP connections open now",
+            connections_open.clone(),
+        );
+        let connections_refused = Counter::default();
+        registry.register(
+            "http_connections_refused",
+            "HTTP connections closed as soon as accepted, because serve.max_connections were open",
+            connections_refused.clone(),
+        );
+        let accept_errors = Counter::default();
+        registry.register(
+            "http_accept_errors",
+            "Accepts of HTTP connections that failed (out of file descriptors, say)",
+            accept_errors.clone(),
+        );
+        let sessions = Gauge::default();
+        registry.register(
+            "mcp_sessions",
+            "2025-11-25 sessions open over HTTP",
+            sessions.clone(),
+        );
         Self {
             registry,
             calls,
@@ -114,6 +146,10 @@ impl Metrics {
             in_flight,
             modules,
             reloads,
+            connections_open,
+            connections_refused,
+            accept_errors,
+            sessions,
         }
     }
 

@@ -2,6 +2,7 @@
 //! force (swapped whole on reload), the bound on calls in flight, the
 //! metrics, and who to tell when the tool list changes.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
@@ -10,6 +11,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use toolhost::ToolManager;
 use toolhost::config::{LoadedModule, ServeConfig};
 
+use crate::calls::CallThreads;
 use crate::catalog::Catalog;
 use crate::metrics::Metrics;
 
@@ -38,26 +40,30 @@ pub(crate) struct Served {
     /// streams wait on it.
     changes: watch::Sender<u64>,
     calls: Arc<Semaphore>,
+    /// Where the calls run.
+    pub threads: CallThreads,
     pub settings: ServeConfig,
     pub metrics: Metrics,
-    /// Clients of sessions (protocol versions before 2026-07-28), told of
-    /// changes with `notifications/tools/list_changed`.
-    sessions: Mutex<Vec<Peer<RoleServer>>>,
+    /// Clients of sessions (protocol versions before 2026-07-28), by
+    /// session, told of changes with `notifications/tools/list_changed`.
+    /// A session is forgotten as soon as it ends.
+    sessions: Mutex<HashMap<String, Peer<RoleServer>>>,
 }
 
 impl Served {
-    pub(crate) fn new(tools: ToolSet, settings: ServeConfig) -> Arc<Self> {
+    pub(crate) fn new(tools: ToolSet, settings: ServeConfig) -> anyhow::Result<Arc<Self>> {
         let metrics = Metrics::new();
         metrics.modules.set(tools.modules.len() as i64);
         let calls = usize::try_from(settings.max_calls_in_flight).unwrap_or(usize::MAX);
-        Arc::new(Self {
+        Ok(Arc::new(Self {
             current: ArcSwap::from_pointee(tools),
             changes: watch::channel(0).0,
             calls: Arc::new(Semaphore::new(calls.min(Semaphore::MAX_PERMITS))),
+            threads: CallThreads::new()?,
             settings,
             metrics,
-            sessions: Mutex::new(Vec::new()),
-        })
+            sessions: Mutex::new(HashMap::new()),
+        }))
     }
 
     /// The tool set in force. Calls hold on to the set they started with.
@@ -94,28 +100,36 @@ impl Served {
         self.changes.subscribe()
     }
 
-    /// Remembers a session's client, to tell it of changes.
-    pub(crate) fn add_session(&self, peer: Peer<RoleServer>) {
+    /// Remembers the client of session `id`, to tell it of changes; forgets
+    /// those whose connection is gone.
+    pub(crate) fn add_session(&self, id: String, peer: Peer<RoleServer>) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.retain(|_, peer| !peer.is_transport_closed());
+        sessions.insert(id, peer);
+    }
+
+    /// Forgets the client of session `id`, which has ended.
+    pub(crate) fn forget_session(&self, id: &str) {
         self.sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(peer);
+            .remove(id);
     }
 
     /// Tells every session's client that the tool list changed; forgets
     /// the clients that are gone.
     async fn notify_sessions(&self) {
-        let peers =
-            std::mem::take(&mut *self.sessions.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut alive = Vec::with_capacity(peers.len());
-        for peer in peers {
-            if peer.notify_tool_list_changed().await.is_ok() {
-                alive.push(peer);
-            }
-        }
-        self.sessions
+        let peers: Vec<(String, Peer<RoleServer>)> = self
+            .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .extend(alive);
+            .iter()
+            .map(|(id, peer)| (id.clone(), peer.clone()))
+            .collect();
+        for (id, peer) in peers {
+            if peer.notify_tool_list_changed().await.is_err() {
+                self.forget_session(&id);
+            }
+        }
     }
 }

@@ -24,6 +24,8 @@ const TEST_GUESTS: &[&str] = &[
     "guest-info-bad-name",
     "guest-info-duplicate",
     "guest-info-many",
+    "guest-schema-bomb",
+    "guest-schema-heavy",
     "guest-unknown-import",
     "guest-extra-export",
     "guest-wrong-world",

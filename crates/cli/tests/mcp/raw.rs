@@ -406,3 +406,79 @@ pub fn http_call(authority: &str, tool: &str, arguments: Value) -> HttpResponse 
     );
     http_exchange(authority, &request).expect("an HTTP response")
 }
+
+/// A POST of the JSON-RPC `message` to `/mcp` at protocol 2025-11-25, in
+/// session `session` if given: the response.
+pub fn session_post(authority: &str, session: Option<&str>, message: &Value) -> HttpResponse {
+    let session = session.map_or(String::new(), |id| format!("Mcp-Session-Id: {id}\r\n"));
+    let body = message.to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\n{session}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    http_exchange(authority, request.as_bytes()).expect("an HTTP response")
+}
+
+/// Opens a 2025-11-25 session (initialize, then `notifications/initialized`):
+/// its id.
+pub fn open_session(authority: &str) -> String {
+    let init = session_post(
+        authority,
+        None,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "1"},
+        }}),
+    );
+    assert_eq!(init.status, 200, "{init:?}");
+    let id = init
+        .head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session id: {init:?}"));
+    let initialized = session_post(
+        authority,
+        Some(&id),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    assert_eq!(initialized.status, 202, "{initialized:?}");
+    id
+}
+
+/// `tools/list` in session `id`: the HTTP status.
+pub fn list_in_session(authority: &str, id: &str) -> u16 {
+    session_post(
+        authority,
+        Some(id),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+    )
+    .status
+}
+
+/// Deletes session `id`: the HTTP status.
+pub fn delete_session(authority: &str, id: &str) -> u16 {
+    let request = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {id}\r\n\r\n"
+    );
+    http_exchange(authority, request.as_bytes())
+        .expect("an HTTP response")
+        .status
+}
+
+/// The resident memory of process `pid`, in KiB (`VmRSS`).
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}

@@ -159,3 +159,164 @@ fn sigterm_lets_calls_in_flight_finish() {
         "{answer}"
     );
 }
+
+#[test]
+fn a_client_that_never_reads_its_answers_is_not_read_further() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let fixture = Fixture::new();
+    let mut child = fixture
+        .toolhost()
+        .arg("serve")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("toolhost serve starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let line = |value: serde_json::Value| format!("{value}\n").into_bytes();
+    stdin
+        .write_all(&line(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "silent", "version": "1"}}}),
+        ))
+        .expect("sent");
+    let mut answer = String::new();
+    stdout
+        .read_line(&mut answer)
+        .expect("the initialize answer");
+    assert!(answer.contains("\"result\""), "{answer}");
+    stdin
+        .write_all(&line(
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        ))
+        .expect("sent");
+    let before = crate::raw::rss_kib(child.id());
+
+    // 100,000 calls, and not one answer read.
+    let written = Arc::new(AtomicUsize::new(0));
+    let writer = {
+        let written = Arc::clone(&written);
+        std::thread::spawn(move || {
+            for id in 1..=100_000u64 {
+                let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "h_add", "arguments": {"a": id, "b": 1}}});
+                if stdin.write_all(format!("{call}\n").as_bytes()).is_err() {
+                    return;
+                }
+                written.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    // Until the server stops taking them (the pipe fills), and a while more.
+    let mut last = 0;
+    loop {
+        std::thread::sleep(Duration::from_millis(2000));
+        let now = written.load(Ordering::Relaxed);
+        if now == last || now == 100_000 {
+            break;
+        }
+        last = now;
+    }
+    let after = crate::raw::rss_kib(child.id());
+    let taken = written.load(Ordering::Relaxed);
+    eprintln!(
+        "{taken} requests written before the server stopped reading; resident memory {before} -> {after} KiB"
+    );
+    assert!(taken < 100_000, "the server read all 100,000 requests");
+    assert!(
+        after < before + 64 * 1024,
+        "resident memory grew from {before} to {after} KiB"
+    );
+    // Reading again lets the server go on: answers come, in full.
+    for _ in 0..1000 {
+        let mut answer = String::new();
+        stdout.read_line(&mut answer).expect("an answer");
+        let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON-RPC");
+        assert!(
+            answer["result"]["content"][0]["text"].is_string(),
+            "{answer}"
+        );
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(writer);
+}
+
+#[test]
+fn output_schemas_are_bounded_at_load_and_checked_within_the_time_limit() {
+    let fixture = Fixture::new();
+    for (guest, file) in [
+        ("guest-schema-bomb", "bomb.wasm"),
+        ("guest-schema-heavy", "heavy.wasm"),
+    ] {
+        std::fs::copy(
+            toolhost_testkit::guest(guest),
+            fixture.dir.path().join(file),
+        )
+        .expect("copy");
+    }
+    fixture.write_config(&fixture.config(
+        "\n[[modules]]\nname = \"bomb\"\npath = \"bomb.wasm\"\n\
+         \n[[modules]]\nname = \"heavy\"\npath = \"heavy.wasm\"\nlimits = { timeout_ms = 100 }\n",
+    ));
+    let mut server = StdioServer::start(fixture.toolhost());
+    // 40,000 subschemas: refused at load, by name; the rest is served.
+    let names = server.list_names(1000);
+    assert!(!names.iter().any(|n| n.starts_with("bomb_")), "{names:?}");
+    assert!(names.iter().any(|n| n == "heavy_check"), "{names:?}");
+    let refused: Vec<String> = server
+        .log
+        .try_iter()
+        .filter(|line| line.contains("'bomb'"))
+        .collect();
+    assert!(
+        refused
+            .iter()
+            .any(|l| l.contains("tool 'check': its outputSchema is")
+                && l.contains("more than the 65536 bytes toolhost accepts")),
+        "{refused:?}"
+    );
+    // Within the bounds, but slow to check against 60,000 items: the check
+    // runs within the tool's time limit, and past it the answer is an error
+    // that names the limit. Other requests are answered meanwhile.
+    let checks: Vec<u64> = (0..4)
+        .map(|_| {
+            server.start_request(
+                "tools/call",
+                json!({"name": "heavy_check", "arguments": {}}),
+            )
+        })
+        .collect();
+    assert_eq!(
+        server.call("h_add", json!({"a": 1, "b": 2})),
+        (false, "3".into())
+    );
+    for id in checks {
+        let answer = server.answer(id);
+        let result = &answer["result"];
+        assert_eq!(result["isError"], true, "{answer}");
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert_eq!(
+            text,
+            "Error: tool 'heavy_check' answered, but checking its answer against its \
+             outputSchema did not finish within its time limit of 100 ms (limits.timeout_ms).",
+        );
+    }
+    // A small answer is checked in time and given as structured content.
+    let small = server.request(
+        "tools/call",
+        json!({"name": "heavy_small", "arguments": {}}),
+    );
+    assert_eq!(
+        small["result"]["structuredContent"],
+        json!({"items": [1]}),
+        "{small}"
+    );
+    assert_eq!(small["result"]["isError"], false, "{small}");
+}

@@ -1,34 +1,43 @@
-//! Streamable HTTP at `/mcp`, with `GET /healthz` and `GET /metrics`:
-//! bearer-token authentication, `Host` and `Origin` checks, bounded bodies,
-//! headers and requests in flight, and a drain on SIGTERM.
+//! Streamable HTTP at `/mcp`, with `GET /healthz` and `GET /metrics`, over
+//! HTTP/1.1 only.
+//!
+//! The parts: accepting connections within `max_connections`
+//! (`listen.rs`), the `Host` and `Origin` allow-lists (`authority.rs`), and
+//! the checks of every request: token, requests in flight, body size and
+//! time (`gate.rs`). Each connection must send each request head within
+//! `header_timeout_ms` of being accepted or of its previous answer,
+//! whatever bytes it sends (an HTTP/2 preface ends it at once); a
+//! connection that sends nothing is closed then.
+
+mod authority;
+mod gate;
+mod listen;
+mod sessions;
 
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::http::{HeaderValue, header};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use http_body::{Frame, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::handler::ToolhostServer;
 use crate::state::Served;
+use authority::{Hosts, Origins};
+use gate::Gate;
+use listen::Listener;
+use sessions::Sessions;
 
 /// After the drain, how long responses may take to be sent before open
 /// event streams are ended.
@@ -46,18 +55,13 @@ pub struct HttpOptions {
     pub token: Option<String>,
 }
 
-/// The largest request head (request line and headers) read, in bytes;
-/// a longer one closes the connection.
+/// The largest request head (request line and headers), in bytes: a
+/// longer one gets 431 (or, if it is still arriving, the connection is
+/// closed).
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 
 /// The most headers a request may have.
 const MAX_HEADERS: usize = 100;
-
-/// What every request's checks need.
-struct Gate {
-    token: Option<String>,
-    requests: Arc<Semaphore>,
-}
 
 /// Serves `served` over HTTP until `stop` is cancelled, then drains.
 pub(crate) async fn serve(
@@ -83,39 +87,37 @@ pub(crate) async fn serve(
     let sessions = CancellationToken::new();
     let router = router(&served, &options, sessions.clone());
     let settings = &served.settings;
-    let header_timeout = Duration::from_millis(settings.header_timeout_ms);
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+    let mut listener = Listener::new(listener, connection_bound(settings.max_connections));
+    let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(header_timeout)
+        // From the moment a connection is accepted, and again after each
+        // answer: the next request head must be in within this time.
+        .header_read_timeout(Duration::from_millis(settings.header_timeout_ms))
         .max_buf_size(MAX_HEAD_BYTES)
         .max_headers(MAX_HEADERS)
         .keep_alive(true);
     let graceful = GracefulShutdown::new();
     loop {
-        let (stream, _) = tokio::select! {
+        let accepted = tokio::select! {
             () = stop.cancelled() => break,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::warn!("cannot accept a connection: {e}");
-                    continue;
-                }
-            },
+            accepted = listener.accept(&served.metrics) => accepted,
         };
         // Answers are written in pieces (head, then events): without this,
         // Nagle's algorithm holds the last piece for the client's delayed ACK.
-        if let Err(e) = stream.set_nodelay(true) {
+        if let Err(e) = accepted.stream.set_nodelay(true) {
             tracing::debug!("cannot set TCP_NODELAY: {e}");
         }
         let service = TowerToHyperService::new(router.clone());
-        let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+        let connection = builder.serve_connection(TokioIo::new(accepted.stream), service);
         let connection = graceful.watch(connection.into_owned());
+        let place = accepted.place;
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("connection ended: {e}");
             }
+            drop(place);
         });
     }
     drop(listener);
@@ -133,6 +135,23 @@ pub(crate) async fn serve(
         let _ = tokio::time::timeout(Duration::from_secs(1), shutdown).await;
     }
     Ok(())
+}
+
+/// `max_connections`, or half the process's limit on open files if that is
+/// less (calls open files too), with a warning.
+fn connection_bound(max_connections: u64) -> usize {
+    let bound = match toolhost::open_file_limit() {
+        Some(limit) if max_connections > limit / 2 => {
+            tracing::warn!(
+                "serve.max_connections is {max_connections}, more than half the process's limit \
+                 on open files ({limit}); at most {} connections will be open at once",
+                limit / 2
+            );
+            limit / 2
+        }
+        _ => max_connections,
+    };
+    usize::try_from(bound).unwrap_or(usize::MAX)
 }
 
 /// Waits for the calls in flight, up to `drain_timeout_ms`.
@@ -161,20 +180,25 @@ fn router(served: &Arc<Served>, options: &HttpOptions, sessions: CancellationTok
         // (the token is what guards it).
         hosts.clear();
     }
-    // Requests from a browser carry an Origin: refused unless it is listed.
+    let max_body_bytes = usize::try_from(settings.max_request_bytes).unwrap_or(usize::MAX);
+    // rmcp checks Host and Origin too: the same lists.
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
+        .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(settings.allowed_origins.clone())
         .enforce_origin_validation()
         .with_sse_keep_alive(Some(KEEP_ALIVE))
-        .with_max_request_body_bytes(
-            usize::try_from(settings.max_request_bytes).unwrap_or(usize::MAX),
-        )
+        .with_max_request_body_bytes(max_body_bytes)
         .with_cancellation_token(sessions);
+    let sessions = Arc::new(Sessions::new(
+        Arc::clone(served),
+        usize::try_from(settings.max_sessions).unwrap_or(usize::MAX),
+        Duration::from_millis(settings.session_idle_ms),
+    ));
+    tokio::spawn(sweep(Arc::downgrade(&sessions)));
     let mcp_served = Arc::clone(served);
     let mcp = StreamableHttpService::new(
         move || Ok(ToolhostServer::new(Arc::clone(&mcp_served))),
-        Arc::new(LocalSessionManager::default()),
+        sessions,
         config,
     );
     let gate = Arc::new(Gate {
@@ -184,6 +208,10 @@ fn router(served: &Arc<Served>, options: &HttpOptions, sessions: CancellationTok
                 .unwrap_or(usize::MAX)
                 .min(Semaphore::MAX_PERMITS),
         )),
+        hosts: Hosts::new(&hosts),
+        origins: Origins::new(&settings.allowed_origins),
+        max_body_bytes,
+        body_timeout: Duration::from_millis(settings.body_timeout_ms),
     });
     let metrics_served = Arc::clone(served);
     let guarded = Router::new()
@@ -195,10 +223,28 @@ fn router(served: &Arc<Served>, options: &HttpOptions, sessions: CancellationTok
                 async move { metrics(&served) }
             }),
         )
-        .layer(middleware::from_fn_with_state(Arc::clone(&gate), check));
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&gate),
+            gate::guard,
+        ));
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .merge(guarded)
+        .layer(middleware::from_fn_with_state(gate, gate::screen))
+}
+
+/// Closes expired sessions now and then, until the server is gone.
+async fn sweep(sessions: std::sync::Weak<Sessions>) {
+    loop {
+        let Some(every) = sessions.upgrade().map(|s| s.sweep_every()) else {
+            return;
+        };
+        tokio::time::sleep(every).await;
+        let Some(sessions) = sessions.upgrade() else {
+            return;
+        };
+        sessions.sweep(0).await;
+    }
 }
 
 /// `GET /metrics`, in the Prometheus text format.
@@ -209,112 +255,4 @@ fn metrics(served: &Served) -> Response {
         HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
     );
     response
-}
-
-/// Every request to `/mcp` and `/metrics`: the bearer token (when one is
-/// set), then a place among the requests in flight, held until the
-/// response (an event stream, perhaps) has been sent or dropped.
-async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    if let Some(token) = &gate.token
-        && !authorized(&request, token)
-    {
-        return unauthorized();
-    }
-    let Ok(place) = Arc::clone(&gate.requests).try_acquire_owned() else {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many requests in flight (serve.max_requests_in_flight); try again shortly\n",
-        )
-            .into_response();
-    };
-    let ends_session = request.method() == Method::DELETE;
-    let json_body = is_json(&request);
-    let response = next.run(request).await;
-    if ends_session && response.status() == StatusCode::ACCEPTED {
-        // The session is gone: say so as clients expect (200 or 204).
-        return StatusCode::NO_CONTENT.into_response();
-    }
-    if json_body && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
-        // rmcp's answer to a JSON body that is not a JSON-RPC message.
-        return parse_error();
-    }
-    response.map(|body| {
-        Body::new(Held {
-            body,
-            _place: place,
-        })
-    })
-}
-
-/// Whether `request` says its body is JSON.
-fn is_json(request: &Request) -> bool {
-    request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// 400 with the JSON-RPC parse error.
-fn parse_error() -> Response {
-    let body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the request body is not a JSON-RPC message"}}"#;
-    (
-        StatusCode::BAD_REQUEST,
-        [(header::CONTENT_TYPE, "application/json")],
-        body,
-    )
-        .into_response()
-}
-
-/// A response body that holds its request's place among the requests in
-/// flight until it is dropped.
-struct Held {
-    body: Body,
-    _place: OwnedSemaphorePermit,
-}
-
-impl HttpBody for Held {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        Pin::new(&mut self.get_mut().body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
-    }
-}
-
-/// Whether `request` carries `Authorization: Bearer <token>` (compared in
-/// constant time).
-fn authorized(request: &Request, token: &str) -> bool {
-    let Some(given) = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
-    given.as_bytes().ct_eq(token.as_bytes()).into()
-}
-
-fn unauthorized() -> Response {
-    Response::builder()
-        .status(StatusCode::UNAUTHORIZED)
-        .header(
-            header::WWW_AUTHENTICATE,
-            "Bearer realm=\"toolhost\", error=\"invalid_token\"",
-        )
-        .body(Body::from("a valid bearer token is required\n"))
-        .unwrap_or_else(|_| StatusCode::UNAUTHORIZED.into_response())
 }
