@@ -441,14 +441,27 @@ fn stretch(at: usize, kib: usize) -> Result<&'static mut [u8], String> {
         .checked_mul(1024)
         .and_then(|len| at.checked_add(len))
         .ok_or("the stretch is too long")?;
-    let pages = end.div_ceil(65536);
+    grow_memory_to(end.div_ceil(65536))?;
+    // SAFETY: the memory holds `at..end` now; nothing else of the program
+    // lives there (it is far above the heap, or it is IMAGE).
+    Ok(unsafe { std::slice::from_raw_parts_mut(at as *mut u8, end - at) })
+}
+
+/// Grows memory 0 to at least `pages` 64 KiB pages.
+#[cfg(target_arch = "wasm32")]
+fn grow_memory_to(pages: usize) -> Result<(), String> {
     let have = core::arch::wasm32::memory_size(0);
     if pages > have && core::arch::wasm32::memory_grow(0, pages - have) == usize::MAX {
         return Err(format!("cannot grow the memory to {pages} pages"));
     }
-    // SAFETY: the memory holds `at..end` now; nothing else of the program
-    // lives there (it is far above the heap, or it is IMAGE).
-    Ok(unsafe { std::slice::from_raw_parts_mut(at as *mut u8, end - at) })
+    Ok(())
+}
+
+/// Off wasm32 (when the workspace's lints build this crate for the host)
+/// there is no linear memory to grow.
+#[cfg(not(target_arch = "wasm32"))]
+fn grow_memory_to(pages: usize) -> Result<(), String> {
+    Err(format!("cannot grow to {pages} pages: not a wasm32 build"))
 }
 
 /// Writes 0xA5 over IMAGE and over the stretch, then waits `hold_ms`:
