@@ -153,18 +153,14 @@ impl ServerHandler for ToolhostServer {
         let tools = self.served.tools();
         let arguments = request.arguments.map(Value::Object);
         let call = tools.manager.call_tool_async(&name, arguments.as_ref());
-        let mut running = self.served.threads.spawn(call);
         let answer = tokio::select! {
-            answer = &mut running => Some(answer.unwrap_or_else(|e| {
+            answer = self.served.threads.run(call) => Some(answer.unwrap_or_else(|e| {
                 Err(toolhost::ToolError::new(
                     toolhost::ToolErrorKind::Host,
                     format!("the call ended in the host: {e}"),
                 ))
             })),
-            () = context.ct.cancelled() => {
-                running.abort();
-                None
-            }
+            () = context.ct.cancelled() => None,
         };
         metrics.in_flight.dec();
         metrics.latency.observe(started.elapsed().as_secs_f64());
