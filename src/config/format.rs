@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::PoolConfig;
 use crate::module::ModuleSource;
@@ -43,7 +43,7 @@ pub struct Config {
 
 /// `[serve]`: how `toolhost serve` serves the tools over the Model Context
 /// Protocol.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServeConfig {
     /// Tool calls run at once; a call past it is answered at once with a
@@ -128,7 +128,7 @@ impl ServeConfig {
 
 /// `[resolver]`: the name servers that look up the host names of network
 /// grants (default: the system's, from `/etc/resolv.conf`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ResolverConfig {
     /// `ip:port` of each name server, for example `"10.0.0.2:53"`.
@@ -154,7 +154,7 @@ impl ResolverConfig {
 
 /// `[cache]`: where the `toolhost` command keeps compiled components. The
 /// command line's `--no-cache` and `--cache-dir` override it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CacheConfig {
     /// Keep compiled components on disk (default `true`).

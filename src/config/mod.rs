@@ -40,8 +40,10 @@ mod error;
 mod format;
 mod load;
 mod report;
+mod restart;
 
 pub use error::ConfigError;
 pub use format::{CacheConfig, Config, ModuleEntry, ResolverConfig, ServeConfig};
 pub use load::{CONFIG_FILE_NAME, LoadedConfig};
 pub use report::{LoadReport, LoadedModule};
+pub use restart::RestartSetting;

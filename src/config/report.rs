@@ -161,7 +161,8 @@ impl ModuleEntry {
             .map_err(|e| LoadError::new(name, LoadErrorKind::InvalidGrants, e))
     }
 
-    /// `module` with `access` and this entry's warmth.
+    /// `module` with `access`, this entry's warmth and instances of its
+    /// own, as a fresh start would make it.
     pub(super) fn configure(
         &self,
         module: WasmModule,
@@ -171,10 +172,9 @@ impl ModuleEntry {
         let warmth = self
             .warmth()
             .map_err(|e| LoadError::new(name, LoadErrorKind::InvalidLimits, e))?;
-        let module = module.with_access(access);
-        Ok(match warmth {
-            Some(warm) => module.with_warm(warm),
-            None => module,
-        })
+        // Instances start anew, as on a first load: a reused module's warm
+        // or made-ahead instances hold what earlier calls left in them.
+        // (`with_access` renews them again only if the grants changed.)
+        Ok(module.with_warmth(warmth).with_access(access))
     }
 }

@@ -14,7 +14,7 @@
 //! call that finds the pool full: the pool only makes calls faster, it never
 //! refuses one.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use wasmtime::{Enabled, PoolingAllocationConfig};
 
 /// The largest linear memory of a pooled instance: the `memory_mib` maximum,
@@ -58,7 +58,7 @@ const MAX_READY_IDLE_MS: u64 = 86_400_000;
 /// assert_eq!(pool.instances, 64);
 /// pool.validate().unwrap();
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PoolConfig {
     /// Use the pool (default `true`); `false` allocates every instance on
@@ -99,7 +99,7 @@ pub struct PoolConfig {
 /// previous instance wrote that was swapped out before the reset is neither
 /// reset nor given back, and the next instance in that slot could read it.
 /// So it is used only where no page can be swapped out.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryReset {
     /// `PAGEMAP_SCAN` on Linux 6.7 and later when the machine has no swap

@@ -26,8 +26,48 @@ pub(crate) enum CompileFailure {
     TimedOut,
     /// Compiling needed more memory than the limit.
     OutOfMemory,
+    /// The worker was killed by a signal (its number) before it finished.
+    Killed(i32),
     /// The worker could not be run or answered nonsense.
     Worker(String),
+}
+
+impl CompileFailure {
+    /// Signal `number` with its name, for a load error: "signal 11
+    /// (SIGSEGV)".
+    pub(crate) fn signal_text(number: i32) -> String {
+        match signal_name(number) {
+            Some(name) => format!("signal {number} ({name})"),
+            None => format!("signal {number}"),
+        }
+    }
+}
+
+/// The name of signal `number` on Linux, for the signals a process can
+/// die of.
+fn signal_name(number: i32) -> Option<&'static str> {
+    const NAMES: [(i32, &str); 16] = [
+        (1, "SIGHUP"),
+        (2, "SIGINT"),
+        (3, "SIGQUIT"),
+        (4, "SIGILL"),
+        (5, "SIGTRAP"),
+        (6, "SIGABRT"),
+        (7, "SIGBUS"),
+        (8, "SIGFPE"),
+        (9, "SIGKILL"),
+        (10, "SIGUSR1"),
+        (11, "SIGSEGV"),
+        (12, "SIGUSR2"),
+        (13, "SIGPIPE"),
+        (14, "SIGALRM"),
+        (15, "SIGTERM"),
+        (24, "SIGXCPU"),
+    ];
+    NAMES
+        .iter()
+        .find(|(n, _)| *n == number)
+        .map(|(_, name)| *name)
 }
 
 /// A program that compiles components for toolhost: a command that, run
@@ -79,6 +119,9 @@ impl CompileWorker {
             .arg(stack_bytes.to_string())
             .arg(memory_bytes.to_string())
             .arg(if concurrency.is_on() { "1" } else { "0" })
+            // The worker logs warnings only, whatever the parent's level:
+            // a compiler's debug log runs to megabytes.
+            .env(LOG_VARIABLE, WORKER_LOG_LEVEL)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -97,7 +140,7 @@ impl CompileWorker {
             let _ = input.write_all(&component);
         });
         let output = read_all(child.stdout.take().expect("stdout is piped"), memory_bytes);
-        let errors = read_all(child.stderr.take().expect("stderr is piped"), 64 * 1024);
+        let errors = drain_errors(child.stderr.take().expect("stderr is piped"));
         let status = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break status,
@@ -116,12 +159,86 @@ impl CompileWorker {
         };
         let _ = writer.join();
         let artifact = output.join().unwrap_or_default();
-        let errors = String::from_utf8_lossy(&errors.join().unwrap_or_default()).into_owned();
+        let errors = errors.join().unwrap_or_default();
         if status.success() {
             return Ok(artifact);
         }
-        Err(failure(status, errors.trim()))
+        Err(failure(status, &errors))
     }
+}
+
+/// The environment variable the `toolhost` command reads its log level
+/// from, and the level the worker gets.
+const LOG_VARIABLE: &str = "TOOLHOST_LOG";
+const WORKER_LOG_LEVEL: &str = "warn";
+
+/// How much of the worker's stderr is kept for a failure's reason: its
+/// last lines up to this many bytes (the reason is written last).
+const ERRORS_KEPT: usize = 64 * 1024;
+/// Lines of the worker's stderr passed on to the host's log, at debug
+/// level; the rest are counted.
+const LINES_FORWARDED: usize = 200;
+/// Bytes of one line kept; the rest of a longer line is read and dropped.
+const LINE_BYTES: usize = 4096;
+
+/// Reads the worker's stderr to its end on a thread of its own, so that
+/// however much it writes it never blocks on a full pipe: passes its first
+/// lines on to the host's log and keeps its last ones.
+fn drain_errors(from: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut from = std::io::BufReader::new(from);
+        let mut kept: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+        let (mut kept_bytes, mut lines) = (0usize, 0usize);
+        while let Some(line) = read_line(&mut from) {
+            lines += 1;
+            if lines <= LINES_FORWARDED {
+                tracing::debug!(target: "toolhost::compile_worker", "{}", crate::escape_controls(&line));
+            }
+            kept_bytes += line.len() + 1;
+            kept.push_back(line);
+            while kept_bytes > ERRORS_KEPT {
+                let Some(old) = kept.pop_front() else { break };
+                kept_bytes -= old.len() + 1;
+            }
+        }
+        if lines > LINES_FORWARDED {
+            tracing::debug!(
+                target: "toolhost::compile_worker",
+                "{} more lines from the compile worker were not passed on",
+                lines - LINES_FORWARDED
+            );
+        }
+        Vec::from(kept).join("\n")
+    })
+}
+
+/// The next line of `from` (at most [`LINE_BYTES`] of it), or `None` at
+/// its end or on a read error.
+fn read_line(from: &mut impl std::io::BufRead) -> Option<String> {
+    let mut line = Vec::new();
+    let mut ended = false;
+    loop {
+        let chunk = match from.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        ended = true;
+        let (take, newline) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(at) => (at, true),
+            None => (chunk.len(), false),
+        };
+        let room = LINE_BYTES.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..take.min(room)]);
+        from.consume(take + usize::from(newline));
+        if newline {
+            break;
+        }
+    }
+    ended.then(|| String::from_utf8_lossy(&line).into_owned())
 }
 
 /// Reads `from` to its end on a thread of its own, keeping at most `limit`
@@ -134,23 +251,55 @@ fn read_all(from: impl Read + Send + 'static, limit: u64) -> std::thread::JoinHa
     })
 }
 
-/// What a worker's unsuccessful end means.
+/// What a worker's unsuccessful end means, from its status and the last
+/// lines it wrote to stderr.
 fn failure(status: std::process::ExitStatus, errors: &str) -> CompileFailure {
-    if let Some(reason) = errors.strip_prefix(INVALID) {
+    // The worker writes its reason last; log lines may come before it.
+    if let Some(reason) = reason_after(errors, INVALID) {
         return CompileFailure::Invalid(reason.to_string());
     }
-    if errors.contains("memory allocation of") || errors.contains(OUT_OF_MEMORY) {
+    if reason_after(errors, OUT_OF_MEMORY).is_some() || ran_out_of_memory(errors) {
         return CompileFailure::OutOfMemory;
     }
+    let last = errors
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;
-        // Aborted by the allocator, or killed for memory.
-        if matches!(status.signal(), Some(6 | 9 | 11)) {
-            return CompileFailure::OutOfMemory;
+        if let Some(signal) = status.signal() {
+            return CompileFailure::Killed(signal);
         }
     }
-    CompileFailure::Worker(format!("the compile worker failed ({status}): {errors}"))
+    CompileFailure::Worker(format!(
+        "the compile worker failed ({status}): {}",
+        last.trim()
+    ))
+}
+
+/// What follows the last line of `errors` that starts with `prefix`, to
+/// the end.
+fn reason_after<'a>(errors: &'a str, prefix: &str) -> Option<&'a str> {
+    let (at, _) = errors
+        .match_indices(prefix)
+        .filter(|(i, _)| *i == 0 || errors.as_bytes().get(i - 1) == Some(&b'\n'))
+        .last()?;
+    Some(errors[at + prefix.len()..].trim_end())
+}
+
+/// Whether the worker's stderr says an allocation failed (Rust's
+/// allocation-failure message, or an `ENOMEM` from the system) under its
+/// address-space limit.
+fn ran_out_of_memory(errors: &str) -> bool {
+    [
+        "memory allocation of",
+        "Cannot allocate memory",
+        "os error 12",
+    ]
+    .iter()
+    .any(|sign| errors.contains(sign))
 }
 
 /// What the worker writes before the reason a component is not valid.
@@ -198,9 +347,14 @@ fn serve(args: Vec<OsString>) -> Result<(), String> {
         concurrency,
     )
     .map_err(|e| format!("cannot make the engine: {e:#}"))?;
-    let artifact = engine
-        .precompile_component(&bytes)
-        .map_err(|e| format!("{INVALID}{}", super::describe_error(&e)))?;
+    let artifact = engine.precompile_component(&bytes).map_err(|e| {
+        let reason = super::describe_error(&e);
+        if ran_out_of_memory(&reason) {
+            format!("{OUT_OF_MEMORY}: {reason}")
+        } else {
+            format!("{INVALID}{reason}")
+        }
+    })?;
     std::io::stdout()
         .write_all(&artifact)
         .and_then(|()| std::io::stdout().flush())

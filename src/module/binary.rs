@@ -151,6 +151,14 @@ pub(super) fn compile_failure_reason(failure: CompileFailure, limits: &Limits) -
             "compiling it needed more memory than its limit of {} MiB (limits.compile_memory_mib)",
             limits.compile_memory_mib
         ),
+        CompileFailure::Killed(signal) => format!(
+            "the compile worker was killed by {} before it finished (it ran under \
+             limits of {} ms and {} MiB of address space: limits.compile_timeout_ms, \
+             limits.compile_memory_mib)",
+            CompileFailure::signal_text(signal),
+            limits.compile_timeout_ms,
+            limits.compile_memory_mib
+        ),
         CompileFailure::Worker(reason) => format!("it could not be compiled: {reason}"),
     }
 }

@@ -236,9 +236,18 @@ impl WasmModule {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_warm(self, warm: Warm) -> Self {
+        self.with_warmth(Some(warm))
+    }
+
+    /// This module with warm instances as `warm` says (see
+    /// [`with_warm`](Self::with_warm)), or with a fresh instance for every
+    /// call when it is `None`. Either way its instances start anew: none
+    /// made before serves a call after this, as when the module is loaded
+    /// for the first time.
+    pub fn with_warmth(self, warm: Option<Warm>) -> Self {
         let mut inner = (*self.inner).clone();
-        inner.renew_instances(Some(Warm {
-            max_calls: warm.max_calls.max(1),
+        inner.renew_instances(warm.map(|w| Warm {
+            max_calls: w.max_calls.max(1),
         }));
         Self {
             inner: Arc::new(inner),

@@ -1,7 +1,8 @@
 //! Loading the config's modules, and loading them again when the config or
 //! a module file changes (or on SIGHUP): the new set is swapped in whole,
-//! unchanged modules are reused, and a config that does not parse leaves
-//! the old set serving.
+//! unchanged modules are reused (their instances made anew, as on a first
+//! load), a config that does not parse leaves the old set serving, and a
+//! changed setting that only a restart applies is named in the log.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -11,7 +12,7 @@ use std::time::Duration;
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolhost::config::{ConfigError, LoadedConfig, LoadedModule};
+use toolhost::config::{Config, ConfigError, LoadedConfig, LoadedModule};
 use toolhost::{Runtime, ToolManager};
 
 use crate::metrics::ReloadResult;
@@ -105,6 +106,8 @@ pub(crate) async fn watch(
 ) {
     let (tx, mut rx) = mpsc::channel::<()>(16);
     let mut watched = source.watched(&first);
+    // The settings read once at start, which a reload does not change.
+    let running = first.config;
     // Kept alive while the loop runs; replaced when the files change.
     let mut _watcher = start_watcher(&watched, tx.clone());
     spawn_sighup(tx.clone(), stop.clone());
@@ -116,12 +119,27 @@ pub(crate) async fn watch(
         tokio::time::sleep(SETTLE).await;
         while rx.try_recv().is_ok() {}
         if let Some(config) = reload(&served, &source).await {
+            warn_of_settings_needing_restart(&running, &config.config);
             let now = source.watched(&config);
             if now != watched {
                 watched = now;
                 _watcher = start_watcher(&watched, tx.clone());
             }
         }
+    }
+}
+
+/// Logs a warning for each setting the config now gives a value that the
+/// running server does not use, and will not until it restarts.
+fn warn_of_settings_needing_restart(running: &Config, written: &Config) {
+    for setting in running.settings_needing_restart(written) {
+        tracing::warn!(
+            "{} is {} in the config but {} in the running server: it takes effect \
+             when toolhost serve restarts",
+            setting.key,
+            toolhost::escape_controls(&setting.written),
+            toolhost::escape_controls(&setting.running),
+        );
     }
 }
 

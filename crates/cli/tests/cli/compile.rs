@@ -126,3 +126,96 @@ fn compile_errors_still_say_what_is_wrong() {
     );
     assert!(Path::new(env!("CARGO_BIN_EXE_toolhost")).exists());
 }
+
+/// Loads the bundled calc module with `worker`.
+fn load_calc_with(worker: CompileWorker) -> Result<WasmModule, toolhost::LoadError> {
+    let runtime = Runtime::builder().compile_worker(worker).build().unwrap();
+    WasmModule::from_bytes(
+        &runtime,
+        "calc",
+        bundled_module("calc").unwrap(),
+        Limits::default(),
+    )
+}
+
+#[test]
+fn a_debug_log_level_does_not_reach_or_break_the_worker() {
+    // The README suggests TOOLHOST_LOG=debug to see calls; the worker
+    // inherited it, and its megabytes of compiler log broke every compile.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        "[cache]\nenabled = false\n[[modules]]\nbundled = \"calc\"\n[[modules]]\nbundled = \"text\"\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["call", "calc_evaluate", r#"{"expression": "6 * 7"}"#])
+        .env("TOOLHOST_LOG", "debug")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "42",
+        "{stderr}"
+    );
+    assert!(out.status.success(), "{stderr}");
+}
+
+#[test]
+fn a_worker_that_writes_megabytes_to_stderr_is_drained_and_still_compiles() {
+    // 8 MB of log lines (and one line of 1 MB without a newline in it)
+    // before the real worker runs; like a program whose log writes must
+    // not fail, it gives up if its stderr is closed.
+    let script = "yes 'a line of the worker log' | head -c 8000000 >&2 || exit 9; \
+                  head -c 1000000 /dev/zero | tr '\\0' x >&2 || exit 9; \
+                  exec \"$0\" compile-worker \"$@\"";
+    let worker = CompileWorker::new("sh", ["-c", script, env!("CARGO_BIN_EXE_toolhost")]);
+    let calc = load_calc_with(worker).unwrap();
+    let arguments = toolhost::Arguments::from_json(r#"{"expression": "1 + 2"}"#).unwrap();
+    use toolhost::Tool;
+    assert_eq!(calc.call("calc_evaluate", &arguments).unwrap(), "3");
+}
+
+#[test]
+fn a_worker_killed_by_a_signal_is_reported_by_the_signal_not_as_memory() {
+    for (signal, name) in [
+        ("SEGV", "SIGSEGV"),
+        ("KILL", "SIGKILL"),
+        ("ABRT", "SIGABRT"),
+    ] {
+        let script = format!("echo 'some log line' >&2; kill -{signal} $$");
+        let worker = CompileWorker::new("sh", ["-c", &script]);
+        let err = load_calc_with(worker).unwrap_err();
+        assert_eq!(err.kind, LoadErrorKind::Compile);
+        let number = match signal {
+            "SEGV" => 11,
+            "KILL" => 9,
+            _ => 6,
+        };
+        assert!(
+            err.reason.starts_with(&format!(
+                "the compile worker was killed by signal {number} ({name}) before it finished"
+            )),
+            "{err}"
+        );
+        assert!(!err.reason.contains("more memory"), "{err}");
+    }
+}
+
+#[test]
+fn a_worker_that_fails_says_its_exit_status_and_last_line() {
+    let worker = CompileWorker::new(
+        "sh",
+        [
+            "-c",
+            "echo 'first line' >&2; echo 'the reason it gave' >&2; exit 3",
+        ],
+    );
+    let err = load_calc_with(worker).unwrap_err();
+    assert_eq!(
+        err.reason,
+        "it could not be compiled: the compile worker failed (exit status: 3): the reason it gave"
+    );
+}

@@ -140,6 +140,104 @@ fn reloads_keep_serving_and_compile_only_what_changed() {
     );
 }
 
+/// A config of the hostile module alone: `serve` (the top of the file),
+/// then `keys` in its `[[modules]]` entry.
+fn hostile_only(serve: &str, keys: &str) -> String {
+    format!("{serve}\n[[modules]]\nname = \"h\"\npath = \"hostile.wasm\"\n{keys}\n")
+}
+
+#[test]
+fn a_reload_applies_every_module_key_as_a_fresh_start_would() {
+    let fixture = Fixture::new();
+    let reloaded = |server: &StdioServer, text: &str, reused: usize| {
+        fixture.write_config(text);
+        let compiled = 1 - reused;
+        server.wait_log(
+            &format!("1 modules ({reused} unchanged and reused, {compiled} compiled)"),
+            RELOAD_TIMEOUT,
+        );
+    };
+    fixture.write_config(&hostile_only("", "warm = true"));
+    let mut server = StdioServer::start(fixture.toolhost());
+    let counts = |server: &mut StdioServer, tool: &str, n: usize| -> Vec<String> {
+        (0..n)
+            .map(|_| {
+                let (is_error, text) = server.call(tool, json!({}));
+                assert!(!is_error, "{text}");
+                text
+            })
+            .collect()
+    };
+    // Warm: one instance carries its count from call to call.
+    assert_eq!(counts(&mut server, "h_counter", 3), ["1 1", "2 2", "3 3"]);
+
+    // `warm` removed: a fresh instance for every call, at once (the module
+    // itself is reused, not compiled again).
+    reloaded(&server, &hostile_only("", ""), 1);
+    assert_eq!(counts(&mut server, "h_counter", 3), ["1 1", "1 1", "1 1"]);
+
+    // Warm again, with `max_calls = 2`: a fresh instance every two calls.
+    reloaded(&server, &hostile_only("", "warm = true\nmax_calls = 2"), 1);
+    assert_eq!(
+        counts(&mut server, "h_counter", 5),
+        ["1 1", "2 2", "1 1", "2 2", "1 1"]
+    );
+
+    // `max_calls` changed: the warm instance starts anew under it.
+    reloaded(&server, &hostile_only("", "warm = true\nmax_calls = 3"), 1);
+    assert_eq!(
+        counts(&mut server, "h_counter", 4),
+        ["1 1", "2 2", "3 3", "1 1"]
+    );
+
+    // Grants changed on a warm module: a new warm instance, which sees them.
+    let granted = "warm = true\nmax_calls = 3\n[modules.grants]\nenv = { COLOR = \"blue\" }";
+    reloaded(&server, &hostile_only("", granted), 1);
+    assert_eq!(counts(&mut server, "h_counter", 1), ["1 1"]);
+    let (_, env) = server.call("h_env", json!({}));
+    assert!(env.contains("COLOR=blue"), "{env}");
+
+    // Limits changed: compiled anew, and the new memory limit holds.
+    let limited = "[modules.limits]\nmemory_mib = 16";
+    reloaded(&server, &hostile_only("", limited), 0);
+    let (is_error, text) = server.call("h_hoard", json!({"bytes": 32 << 20}));
+    assert!(is_error && text.contains("memory"), "{text}");
+
+    // The name changed: the tools are served under the new one.
+    reloaded(
+        &server,
+        &hostile_only("", "name = \"h2\"").replace("name = \"h\"\n", ""),
+        0,
+    );
+    assert_eq!(counts(&mut server, "h2_counter", 1), ["1 1"]);
+    let (is_error, text) = server.call("h_counter", json!({}));
+    assert!(is_error && text.contains("h_counter"), "{text}");
+}
+
+#[test]
+fn a_reload_names_each_setting_that_needs_a_restart() {
+    let fixture = Fixture::new();
+    fixture.write_config(&hostile_only("[serve]\nmax_calls_in_flight = 8\n", ""));
+    let server = StdioServer::start(fixture.toolhost());
+    fixture.write_config(&hostile_only(
+        "[serve]\nmax_calls_in_flight = 3\nallowed_origins = [\"https://a.example\"]\n\
+         [pool]\nready_per_module = 0\n",
+        "",
+    ));
+    let origins = server.wait_log("[serve] allowed_origins is", RELOAD_TIMEOUT);
+    assert!(
+        origins.contains("[\"https://a.example\"] in the config but [] in the running server")
+            && origins.contains("restarts"),
+        "{origins}"
+    );
+    let calls = server.wait_log("[serve] max_calls_in_flight is", RELOAD_TIMEOUT);
+    assert!(
+        calls.contains("is 3 in the config but 8 in the running server"),
+        "{calls}"
+    );
+    server.wait_log("[pool] ready_per_module is 0 in the config", RELOAD_TIMEOUT);
+}
+
 #[test]
 fn sigterm_lets_calls_in_flight_finish() {
     let fixture = Fixture::new();
