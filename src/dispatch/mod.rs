@@ -130,6 +130,34 @@ impl ToolManager {
         }
     }
 
+    /// [`ToolManager::call`] for a tool call given as JSON text: read only
+    /// as far as needed, so that its arguments (JSON text or an object)
+    /// reach the tool byte for byte.
+    pub fn call_json(&self, tool_call: &str) -> String {
+        answer(
+            raw_message(tool_call)
+                .and_then(parse_tool_call)
+                .and_then(|p| self.prepare(&p.name, p.arguments))
+                .and_then(|ready| ready.run()),
+        )
+    }
+
+    /// [`ToolManager::call_json`] as a future (see [`ToolManager::call_async`]).
+    pub fn call_json_async(
+        &self,
+        tool_call: &str,
+    ) -> impl Future<Output = String> + Send + 'static {
+        let ready = raw_message(tool_call)
+            .and_then(parse_tool_call)
+            .and_then(|p| self.prepare(&p.name, p.arguments));
+        async move {
+            match ready {
+                Ok(ready) => answer(ready.run_async().await),
+                Err(error) => error.to_string(),
+            }
+        }
+    }
+
     /// [`ToolManager::call_tool`] as a future (see [`ToolManager::call_async`]).
     pub fn call_tool_async(
         &self,
@@ -138,6 +166,34 @@ impl ToolManager {
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         let ready = self.prepare(name, arguments.map(Json::Tree));
         async move { ready?.run_async().await }
+    }
+
+    /// [`ToolManager::call_tool_async`] with the arguments as JSON text: one
+    /// object (blank for `{}`), which the tool receives byte for byte, as it
+    /// was written (large integers, number forms, repeated keys, escapes).
+    pub fn call_tool_json_async(
+        &self,
+        name: &str,
+        arguments: &str,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        let ready = self.prepare_json(name, arguments);
+        async move { ready?.run_async().await }
+    }
+
+    /// [`Self::prepare`] for arguments given as JSON text.
+    fn prepare_json(&self, name: &str, arguments: &str) -> Result<Ready, ToolError> {
+        if arguments.trim().is_empty() {
+            return self.prepare(name, None);
+        }
+        match serde_json::from_str::<&RawValue>(arguments) {
+            Ok(raw) => self.prepare(name, Some(Json::Raw(raw))),
+            Err(e) => self.prepare(name, None).and_then(|_| {
+                Err(ToolError::new(
+                    ToolErrorKind::InvalidArguments,
+                    format!("invalid JSON in arguments: {e}"),
+                ))
+            }),
+        }
     }
 
     /// Checks everything that can be checked before running: the name, the

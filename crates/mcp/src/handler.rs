@@ -2,8 +2,12 @@
 //! tools; `tools/call` runs one through the same sandboxed path as the
 //! library and the command, and every failure is a result with `isError`.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
+
+use axum::http::request::Parts;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
@@ -14,6 +18,8 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
+use crate::arguments::RawArguments;
+use crate::arguments::stdio::RawCalls;
 use crate::catalog::OutputCheck;
 use crate::metrics::Outcome;
 use crate::state::Served;
@@ -27,11 +33,37 @@ const LIST_TTL_MS: u64 = 60_000;
 #[derive(Clone)]
 pub struct ToolhostServer {
     served: Arc<Served>,
+    /// On stdio: the calls' arguments as the client wrote them, by id.
+    raw_calls: Option<Arc<RawCalls>>,
 }
 
 impl ToolhostServer {
     pub(crate) fn new(served: Arc<Served>) -> Self {
-        Self { served }
+        Self {
+            served,
+            raw_calls: None,
+        }
+    }
+
+    /// A server whose calls take their arguments' text from `raw_calls`
+    /// (stdio, where [`Intercepted`](crate::arguments::stdio::Intercepted)
+    /// puts them).
+    pub(crate) fn with_raw_calls(served: Arc<Served>, raw_calls: Arc<RawCalls>) -> Self {
+        Self {
+            served,
+            raw_calls: Some(raw_calls),
+        }
+    }
+
+    /// The arguments text of the call `context` is about, as the client
+    /// sent it: from the HTTP request's extensions, or taken by id on stdio.
+    fn raw_arguments(&self, context: &RequestContext<RoleServer>) -> Option<RawArguments> {
+        let from_http = context
+            .extensions
+            .get::<Parts>()
+            .and_then(|parts| parts.extensions.get::<RawArguments>())
+            .cloned();
+        from_http.or_else(|| self.raw_calls.as_ref()?.take(&context.id))
     }
 
     /// The answer to a call that could not start: all places taken.
@@ -142,6 +174,8 @@ impl ServerHandler for ToolhostServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
+        // Taken first, so that a busy answer leaves nothing waiting.
+        let raw_arguments = self.raw_arguments(&context);
         let label = self.label(&name);
         let Some(_place) = self.served.start_call() else {
             self.served.metrics.call(&label, Outcome::Busy);
@@ -151,8 +185,15 @@ impl ServerHandler for ToolhostServer {
         metrics.in_flight.inc();
         let started = Instant::now();
         let tools = self.served.tools();
-        let arguments = request.arguments.map(Value::Object);
-        let call = tools.manager.call_tool_async(&name, arguments.as_ref());
+        // The text the client wrote, byte for byte; rmcp's parsed value
+        // only for a message that did not pass through the interception.
+        let call: Pin<Box<dyn Future<Output = _> + Send>> = match raw_arguments {
+            Some(RawArguments(text)) => Box::pin(tools.manager.call_tool_json_async(&name, &text)),
+            None => {
+                let arguments = request.arguments.map(Value::Object);
+                Box::pin(tools.manager.call_tool_async(&name, arguments.as_ref()))
+            }
+        };
         let answer = tokio::select! {
             answer = self.served.threads.run(call) => Some(answer.unwrap_or_else(|e| {
                 Err(toolhost::ToolError::new(

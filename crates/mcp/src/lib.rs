@@ -19,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+mod arguments;
 mod backpressure;
 mod calls;
 mod catalog;
@@ -38,6 +39,7 @@ pub use handler::ToolhostServer;
 pub use http::HttpOptions;
 pub use reload::{Overrides, Source};
 
+use arguments::stdio::{Intercepted, RawCalls};
 use backpressure::Backpressured;
 use reload::log_failures;
 use state::Served;
@@ -87,16 +89,20 @@ fn watch(
 pub async fn serve_stdio(source: Source) -> anyhow::Result<()> {
     let (served, config) = start(&source)?;
     let stop = watch(&served, source, config);
-    let server = ToolhostServer::new(Arc::clone(&served));
     // Pipes (as MCP clients launch servers) go through the IO reactor, not a
     // blocking thread per read.
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let max_line = usize::try_from(served.settings.max_request_bytes).unwrap_or(usize::MAX);
+    let calls = usize::try_from(served.settings.max_calls_in_flight).unwrap_or(usize::MAX);
+    let unanswered = calls.saturating_add(UNANSWERED_BEYOND_CALLS);
+    // Each call's arguments reach its tool as the client wrote them.
+    let raw_calls = RawCalls::new(unanswered.saturating_mul(2));
+    let stdin = Intercepted::new(stdin, Arc::clone(&raw_calls), max_line);
+    let server = ToolhostServer::with_raw_calls(Arc::clone(&served), raw_calls);
     // A longer line is dropped (and logged) unread; the session goes on.
     let transport = AsyncRwTransport::new(stdin, stdout).with_max_line_length(max_line);
     // Answers the client does not read stop the reading of its requests.
-    let calls = usize::try_from(served.settings.max_calls_in_flight).unwrap_or(usize::MAX);
-    let transport = Backpressured::new(transport, calls.saturating_add(UNANSWERED_BEYOND_CALLS));
+    let transport = Backpressured::new(transport, unanswered);
     let running = server
         .serve(transport)
         .await

@@ -12,6 +12,7 @@
 //! ([`manager`], [`python_tool`]), the controller decides ([`controller`]),
 //! and calls cross the GIL boundary in [`json`].
 
+mod blocking;
 mod config;
 mod controller;
 mod errors;

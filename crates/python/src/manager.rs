@@ -14,10 +14,11 @@ use pyo3::types::{PyList, PyMapping, PyString};
 use serde_json::Value;
 use toolhost::{RegisterError, SharedController, ToolManager};
 
+use crate::blocking::run_interruptibly;
 use crate::config::from_config;
 use crate::controller::PyToolController;
 use crate::errors::value_error;
-use crate::json::{JsonOut, to_json, to_python};
+use crate::json::{JsonOut, to_json_text, to_python};
 use crate::module::{PyWasmModule, type_name};
 use crate::python_tool::{PythonTool, declared_name, is_tool};
 
@@ -238,13 +239,12 @@ impl PyToolManager {
     /// omitted; `arguments` may be JSON text, a dict, `None` or blank).
     /// Returns the result or an `Error: ...` text; never raises. The GIL is
     /// released while a sandboxed call runs.
-    fn __call__(&self, py: Python<'_>, tool_call: &Bound<'_, PyAny>) -> String {
+    fn __call__(&self, py: Python<'_>, tool_call: &Bound<'_, PyAny>) -> PyResult<String> {
         let tool_call = match call_json(tool_call) {
             Ok(call) => call,
-            Err(error) => return error,
+            Err(error) => return Ok(error),
         };
-        let core = self.core();
-        py.detach(move || core.call(&tool_call))
+        run_interruptibly(py, self.core().call_json_async(&tool_call))
     }
 
     /// Answers `tool_calls` (a list of tool calls) in parallel; returns one
@@ -256,7 +256,7 @@ impl PyToolManager {
     ) -> PyResult<Bound<'py, PyAny>> {
         let calls = calls_json(tool_calls)?;
         let core = self.core();
-        let messages = py.detach(move || core.call_many(&calls));
+        let messages = run_interruptibly(py, async move { calls.answer(&core).await })??;
         to_python(py, &Value::Array(messages))
     }
 
@@ -268,11 +268,13 @@ impl PyToolManager {
         py: Python<'py>,
         message: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let message =
-            to_json(message).map_err(|e| value_error(format!("the message is not JSON: {e}")))?;
+        let message = message_json(message)?;
         let core = self.core();
-        let messages = py
-            .detach(move || core.call_message(&message))
+        let messages =
+            run_interruptibly(
+                py,
+                async move { core.call_message_json_async(&message).await },
+            )?
             .map_err(|e| value_error(e.to_string()))?;
         to_python(py, &Value::Array(messages))
     }
@@ -310,7 +312,7 @@ impl PyToolManager {
         tool_call: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let call = match call_json(tool_call) {
-            Ok(call) => self.core().call_async(&call),
+            Ok(call) => self.core().call_json_async(&call),
             Err(error) => {
                 return pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(error) });
             }
@@ -327,7 +329,10 @@ impl PyToolManager {
         let calls = calls_json(tool_calls)?;
         let core = self.core();
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            Ok(JsonOut(Value::Array(core.call_many_async(&calls).await)))
+            match calls.answer(&core).await {
+                Ok(messages) => Ok(JsonOut(Value::Array(messages))),
+                Err(e) => Err(e),
+            }
         })
     }
 
@@ -337,11 +342,10 @@ impl PyToolManager {
         py: Python<'py>,
         message: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let message =
-            to_json(message).map_err(|e| value_error(format!("the message is not JSON: {e}")))?;
+        let message = message_json(message)?;
         let core = self.core();
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            match core.call_message_async(&message).await {
+            match core.call_message_json_async(&message).await {
                 Ok(messages) => Ok(JsonOut(Value::Array(messages))),
                 Err(e) => Err(value_error(e.to_string())),
             }
@@ -505,26 +509,64 @@ fn controller_arg(controller: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<P
     }
 }
 
-/// A tool call as JSON, or the `Error: ...` text that answers it.
-fn call_json(tool_call: &Bound<'_, PyAny>) -> Result<Value, String> {
-    to_json(tool_call).map_err(|e| format!("Error: the tool call is not JSON: {e}"))
+/// A tool call as JSON text, or the `Error: ...` text that answers it.
+fn call_json(tool_call: &Bound<'_, PyAny>) -> Result<String, String> {
+    to_json_text(tool_call).map_err(|e| format!("Error: the tool call is not JSON: {e}"))
 }
 
-/// A list of tool calls as JSON; one that is not JSON is answered with an
-/// error for it alone.
-fn calls_json(tool_calls: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
+/// An assistant message (or a list of calls) as JSON text, or `ValueError`.
+fn message_json(message: &Bound<'_, PyAny>) -> PyResult<String> {
+    to_json_text(message).map_err(|e| value_error(format!("the message is not JSON: {e}")))
+}
+
+/// A list of tool calls as the text of a JSON array, and why the ones that
+/// are not JSON are not (each answered with an error of its own).
+struct Calls {
+    array: String,
+    not_json: Vec<(usize, String)>,
+}
+
+impl Calls {
+    /// One `{"role": "tool", ...}` message per call, in order.
+    async fn answer(&self, core: &ToolManager) -> PyResult<Vec<Value>> {
+        let mut messages = core
+            .call_message_json_async(&self.array)
+            .await
+            .map_err(|e| value_error(e.to_string()))?;
+        for (i, reason) in &self.not_json {
+            if let Some(message) = messages.get_mut(*i) {
+                message["content"] =
+                    Value::String(format!("Error: the tool call is not JSON: {reason}"));
+            }
+        }
+        Ok(messages)
+    }
+}
+
+/// The calls of the list `tool_calls` (see [`Calls`]).
+fn calls_json(tool_calls: &Bound<'_, PyAny>) -> PyResult<Calls> {
     if tool_calls.is_instance_of::<PyString>() || tool_calls.cast::<PyMapping>().is_ok() {
         return Err(PyTypeError::new_err(format!(
             "tool_calls must be a list of tool calls, got {}",
             type_name(tool_calls)
         )));
     }
-    let mut calls = Vec::new();
-    for call in tool_calls.try_iter()? {
+    let mut array = String::from("[");
+    let mut not_json = Vec::new();
+    for (i, call) in tool_calls.try_iter()?.enumerate() {
         let call = call?;
-        // A call that is not JSON is still answered, with an error for it:
-        // a JSON text the core reports as not a tool call.
-        calls.push(to_json(&call).unwrap_or_else(|e| Value::String(format!("not JSON: {e}"))));
+        if i > 0 {
+            array.push(',');
+        }
+        match to_json_text(&call) {
+            Ok(text) => array.push_str(&text),
+            Err(reason) => {
+                // Answered as a malformed call, then with the reason.
+                array.push_str("null");
+                not_json.push((i, reason));
+            }
+        }
     }
-    Ok(calls)
+    array.push(']');
+    Ok(Calls { array, not_json })
 }

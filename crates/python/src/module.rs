@@ -9,8 +9,9 @@ use serde_json::Value;
 use toolhost::config::ModuleEntry;
 use toolhost::{Arguments, Limits, Tool, WasmModule};
 
+use crate::blocking::run_interruptibly;
 use crate::errors::load_error;
-use crate::json::{to_json, to_python};
+use crate::json::{to_json, to_json_text, to_python};
 use crate::runtime::default_runtime;
 
 /// The name a module loaded from bytes gets when none is given.
@@ -64,24 +65,25 @@ impl PyWasmModule {
 
     /// Runs tool `tool_name` (an exposed name) with `arguments` (a dict,
     /// JSON text or `None`), as a framework's `Tool` is called. Returns the
-    /// result, or an `Error: ...` text; never raises for the call itself.
+    /// result, or an `Error: ...` text; never raises for the call itself
+    /// (Ctrl-C stops it and raises `KeyboardInterrupt`).
     #[pyo3(signature = (tool_name, arguments = None))]
     fn __call__(
         &self,
         py: Python<'_>,
         tool_name: &str,
         arguments: Option<&Bound<'_, PyAny>>,
-    ) -> String {
+    ) -> PyResult<String> {
         let arguments = match arguments_of(arguments) {
             Ok(arguments) => arguments,
-            Err(error) => return error.to_string(),
+            Err(error) => return Ok(error.to_string()),
         };
-        let module = self.module.clone();
-        let name = tool_name.to_string();
-        py.detach(move || match module.call(&name, &arguments) {
-            Ok(result) => result,
-            Err(error) => error.to_string(),
-        })
+        let call =
+            std::sync::Arc::new(self.module.clone()).call_async(tool_name.to_string(), arguments);
+        match run_interruptibly(py, call)? {
+            Ok(result) => Ok(result),
+            Err(error) => Ok(error.to_string()),
+        }
     }
 
     fn __repr__(&self) -> String {
@@ -107,10 +109,7 @@ fn arguments_of(arguments: Option<&Bound<'_, PyAny>>) -> Result<Arguments, toolh
     if let Ok(text) = arguments.extract::<String>() {
         return Arguments::from_json(&text);
     }
-    match to_json(arguments).map_err(invalid)? {
-        Value::Object(object) => Ok(Arguments::from_object(&object)),
-        other => Arguments::from_json(&other.to_string()),
-    }
+    Arguments::from_json(&to_json_text(arguments).map_err(invalid)?)
 }
 
 /// Loads a sandboxed tool module from a file path or from its bytes.

@@ -43,6 +43,19 @@ def http_path() -> Path:
 
 
 @pytest.fixture(scope="session")
+def verbatim_path() -> Path:
+    """The verbatim test component (tool `verbatim`: answers its arguments text)."""
+    return _path("TOOLHOST_TEST_VERBATIM")
+
+
+@pytest.fixture(scope="session")
+def arguments_table() -> list:
+    """The rows of tests/data/verbatim_arguments.json: arguments texts that
+    must reach a tool byte for byte on every way in."""
+    return json.loads(_path("TOOLHOST_TEST_ARGUMENTS_TABLE").read_text(encoding="utf-8"))["rows"]
+
+
+@pytest.fixture(scope="session")
 def calc_path() -> Path:
     """The calc example component (tool `evaluate`)."""
     return _path("TOOLHOST_TEST_CALC")

@@ -6,7 +6,7 @@
 //! put with the package's Python files into a folder of this run's own, on
 //! the `PYTHONPATH` of the pinned pytest and mypy of
 //! `.toolchains/python-package/` (an install this test never writes to). The
-//! test components (echo, hostile, calc) are built here, and the answers
+//! test components (echo, hostile, http, verbatim, calc) are built here, and the answers
 //! the Rust library gives to a set of calls are written for the suite to
 //! compare its own with.
 
@@ -30,6 +30,8 @@ fn pytest_suite() {
     let echo = toolhost_testkit::guest("guest-echo");
     let hostile = toolhost_testkit::guest("guest-hostile");
     let http = toolhost_testkit::guest("guest-http");
+    let verbatim = toolhost_testkit::guest("guest-verbatim");
+    let table = repo.root().join("tests/data/verbatim_arguments.json");
     let calc = work.path().join("calc.wasm");
     fs::write(
         &calc,
@@ -48,6 +50,8 @@ fn pytest_suite() {
         .env("TOOLHOST_TEST_ECHO", &echo)
         .env("TOOLHOST_TEST_HOSTILE", &hostile)
         .env("TOOLHOST_TEST_HTTP", &http)
+        .env("TOOLHOST_TEST_VERBATIM", &verbatim)
+        .env("TOOLHOST_TEST_ARGUMENTS_TABLE", &table)
         .env("TOOLHOST_TEST_CALC", &calc)
         .env("TOOLHOST_TEST_EXPECTED", &expected)
         // The package's compile cache, kept out of the user's.

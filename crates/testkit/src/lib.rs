@@ -14,6 +14,7 @@ use std::sync::Mutex;
 const TEST_GUESTS: &[&str] = &[
     "guest-hostile",
     "guest-echo",
+    "guest-verbatim",
     "guest-http",
     "guest-p3",
     // The example tool of outbound HTTP, built like the test guests.

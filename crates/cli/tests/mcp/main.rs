@@ -6,6 +6,7 @@
 //! Raw JSON-RPC and HTTP requests check what an SDK would not send:
 //! malformed and oversized input, bounds, reloads, draining.
 
+mod arguments;
 mod fixture;
 mod http;
 mod python;

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -23,6 +24,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::MAX_HEAD_BYTES;
 use super::authority::{Hosts, Origins};
+use crate::arguments::take_arguments;
 
 /// What the checks need.
 pub(crate) struct Gate {
@@ -145,7 +147,7 @@ impl Gate {
         }
         let limited = Limited::new(body, self.max_body_bytes);
         match tokio::time::timeout(self.body_timeout, limited.collect()).await {
-            Ok(Ok(collected)) => Ok(Request::from_parts(parts, Body::from(collected.to_bytes()))),
+            Ok(Ok(collected)) => Ok(with_raw_arguments(parts, collected.to_bytes())),
             Ok(Err(error)) if error.is::<LengthLimitError>() => Err(too_large()),
             Ok(Err(_)) => Err(closing(
                 StatusCode::BAD_REQUEST,
@@ -179,6 +181,18 @@ fn closing(status: StatusCode, text: &'static str) -> Response {
         .headers_mut()
         .insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
+}
+
+/// The request of `parts` and `body`; a `tools/call`'s arguments taken out
+/// of the body into its extensions, to reach the tool as they were written.
+fn with_raw_arguments(mut parts: Parts, body: Bytes) -> Request {
+    match take_arguments(&body) {
+        Some(taken) => {
+            parts.extensions.insert(taken.arguments);
+            Request::from_parts(parts, Body::from(taken.message))
+        }
+        None => Request::from_parts(parts, Body::from(body)),
+    }
 }
 
 /// Whether `request` says its body is JSON.
