@@ -30,16 +30,18 @@ impl RawCalls {
         })
     }
 
+    /// Keeps `arguments` for request `id`, in place of any kept before for
+    /// that id (a request rmcp refused, whose id a later one reuses).
     fn put(&self, id: RequestId, arguments: RawArguments) {
         let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        waiting.retain(|(waiting_id, _)| *waiting_id != id);
         if waiting.len() >= self.limit {
             waiting.pop_front();
         }
         waiting.push_back((id, arguments));
     }
 
-    /// The arguments of request `id` (the first read, if a client reused an
-    /// id), taken.
+    /// The arguments of request `id`, taken.
     pub(crate) fn take(&self, id: &RequestId) -> Option<RawArguments> {
         let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
         let at = waiting
@@ -247,5 +249,16 @@ mod tests {
         }
         assert_eq!(calls.take(&RequestId::Number(0)), None);
         assert!(calls.take(&RequestId::Number(2)).is_some());
+    }
+
+    #[test]
+    fn a_reused_id_takes_the_arguments_read_last() {
+        // The first request was refused by rmcp and never took its own.
+        let calls = RawCalls::new(8);
+        calls.put(RequestId::Number(5), RawArguments("{\"stale\":1}".into()));
+        calls.put(RequestId::Number(5), RawArguments("{\"fresh\":2}".into()));
+        let taken = calls.take(&RequestId::Number(5)).map(|a| a.0.to_string());
+        assert_eq!(taken.as_deref(), Some("{\"fresh\":2}"));
+        assert_eq!(calls.take(&RequestId::Number(5)), None);
     }
 }

@@ -189,6 +189,10 @@ fn with_raw_arguments(mut parts: Parts, body: Bytes) -> Request {
     match take_arguments(&body) {
         Some(taken) => {
             parts.extensions.insert(taken.arguments);
+            parts.headers.insert(
+                header::CONTENT_LENGTH,
+                HeaderValue::from(taken.message.len()),
+            );
             Request::from_parts(parts, Body::from(taken.message))
         }
         None => Request::from_parts(parts, Body::from(body)),
