@@ -70,7 +70,7 @@ mod tests {
         let written = Config::from_toml(
             "[serve]\nmax_calls_in_flight = 3\nallowed_origins = [\"https://a.example\"]\n\
              [pool]\nmemory_reset = \"full\"\n[cache]\ndir = \"c\"\n\
-             [resolver]\nname_servers = [\"10.0.0.2:53\"]\n[limits]\nfuel = 5\n",
+             [resolver]\nname_servers = [\"127.0.0.53:53\"]\n[limits]\nfuel = 5\n",
         )
         .unwrap();
         let changed = running.settings_needing_restart(&written);

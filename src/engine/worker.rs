@@ -10,7 +10,7 @@
 //! `setrlimit` before it reads anything.
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -212,33 +212,23 @@ fn drain_errors(from: impl Read + Send + 'static) -> std::thread::JoinHandle<Str
     })
 }
 
-/// The next line of `from` (at most [`LINE_BYTES`] of it), or `None` at
-/// its end or on a read error.
-fn read_line(from: &mut impl std::io::BufRead) -> Option<String> {
+/// The next line of `from` (at most [`LINE_BYTES`] of it; the rest of a
+/// longer line is skipped), or `None` at its end or on a read error.
+fn read_line(from: &mut impl BufRead) -> Option<String> {
     let mut line = Vec::new();
-    let mut ended = false;
-    loop {
-        let chunk = match from.fill_buf() {
-            Ok(chunk) => chunk,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        if chunk.is_empty() {
-            break;
-        }
-        ended = true;
-        let (take, newline) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(at) => (at, true),
-            None => (chunk.len(), false),
-        };
-        let room = LINE_BYTES.saturating_sub(line.len());
-        line.extend_from_slice(&chunk[..take.min(room)]);
-        from.consume(take + usize::from(newline));
-        if newline {
-            break;
-        }
+    let read = (&mut *from)
+        .take(LINE_BYTES as u64)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    if read == 0 {
+        return None;
     }
-    ended.then(|| String::from_utf8_lossy(&line).into_owned())
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if read == LINE_BYTES {
+        from.skip_until(b'\n').ok()?;
+    }
+    Some(String::from_utf8_lossy(&line).into_owned())
 }
 
 /// Reads `from` to its end on a thread of its own, keeping at most `limit`

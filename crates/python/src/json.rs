@@ -96,9 +96,9 @@ impl Writer {
                     match key {
                         Some(key) => {
                             let key = key_text(&key).map_err(|e| self.at(&e))?;
-                            self.path.push(format!("[{}]", quoted(&key)));
-                            self.out.push_str(&quoted(&key));
+                            self.out.push_str(&key);
                             self.out.push(':');
+                            self.path.push(format!("[{key}]"));
                         }
                         None => self.path.push(format!("[{index}]")),
                     }
@@ -236,7 +236,7 @@ fn int_text(value: &Bound<'_, PyAny>) -> Result<String, String> {
         .map_err(|e| format!("cannot read the int: {e}"))
 }
 
-/// A dict key as text: JSON's keys are strings.
+/// A dict key as a JSON string literal: JSON's keys are strings.
 fn key_text(key: &Bound<'_, PyAny>) -> Result<String, String> {
     let Ok(text) = key.cast::<PyString>() else {
         let kind = key
@@ -247,14 +247,7 @@ fn key_text(key: &Bound<'_, PyAny>) -> Result<String, String> {
             "a dict key of type {kind} is not JSON: keys must be str"
         ));
     };
-    // Keys are written with `quoted`; a key with a lone surrogate is kept
-    // as its escape.
-    match text.to_cow() {
-        Ok(text) => Ok(text.to_string()),
-        Err(_) => {
-            Err("a dict key holds a lone surrogate, which UTF-8 cannot: keys must be text".into())
-        }
-    }
+    string_text(text)
 }
 
 /// A JSON string literal for `text`.
