@@ -48,11 +48,13 @@ mod engine;
 mod escape;
 mod module;
 pub mod names;
+pub mod oci;
 mod parallel;
 mod policy;
 mod registry;
 mod sandbox;
 mod tool;
+pub mod trust;
 
 /// The OpenAI message shapes: taking a tool call apart, the tool calls of an
 /// assistant message, the tool message that answers one; from a parsed

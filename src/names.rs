@@ -86,7 +86,13 @@ pub fn module_name_for_file(path: &Path) -> String {
         .file_stem()
         .map(|s| s.to_string_lossy())
         .unwrap_or_default();
-    stem.chars()
+    module_name_from(&stem)
+}
+
+/// `text` lowercased, with every character other than `a-z`, `0-9` and `-`
+/// turned into `-` (as [`module_name_for_file`] does with a file's stem).
+pub fn module_name_from(text: &str) -> String {
+    text.chars()
         .map(|c| c.to_ascii_lowercase())
         .map(|c| {
             if c.is_ascii_lowercase() || c.is_ascii_digit() {

@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 use crate::engine::PoolConfig;
 use crate::module::ModuleSource;
 use crate::names;
+use crate::oci::{OciReference, RegistryConfig, check_registries};
 use crate::policy::{Grants, LimitOverrides, Limits, Warm};
 use crate::registry::ToolController;
+use crate::trust::{TrustRuleConfig, check_digest, check_rules};
 
 /// The parsed `toolhost.toml`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -39,6 +41,14 @@ pub struct Config {
     /// The instance pool calls take their instances from.
     #[serde(default)]
     pub pool: PoolConfig,
+    /// How OCI registries are reached (`[[registries]]`): plain HTTP or a
+    /// CA file per host. Credentials are never here: they come from the
+    /// Docker client's config.
+    #[serde(default)]
+    pub registries: Vec<RegistryConfig>,
+    /// Which OCI references must be signed, and by whom (`[[trust]]`).
+    #[serde(default)]
+    pub trust: Vec<TrustRuleConfig>,
 }
 
 /// `[serve]`: how `toolhost serve` serves the tools over the Model Context
@@ -183,6 +193,11 @@ pub struct ModuleEntry {
     pub path: Option<PathBuf>,
     /// A bundled example module instead of a file: `calc`, `text` or `json`.
     pub bundled: Option<String>,
+    /// A component in an OCI registry instead of a file:
+    /// `REGISTRY/REPOSITORY:TAG` or `REGISTRY/REPOSITORY@sha256:HEX`.
+    pub oci: Option<String>,
+    /// With `oci`: the manifest digest it must have (`sha256:HEX`).
+    pub digest: Option<String>,
     /// Overrides of the default limits for this module.
     #[serde(default)]
     pub limits: LimitOverrides,
@@ -211,6 +226,8 @@ impl Config {
     /// instance pool.
     pub fn validate(&self) -> Result<(), String> {
         self.resolver.servers()?;
+        check_registries(&self.registries)?;
+        check_rules(&self.trust)?;
         self.serve.validate()?;
         self.pool.validate()?;
         self.limits
@@ -249,6 +266,15 @@ impl Config {
     }
 }
 
+/// Where a module entry's component comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A file or a bundled module.
+    Local(ModuleSource),
+    /// An OCI registry.
+    Oci(OciReference),
+}
+
 /// The most calls one warm instance may serve.
 const MAX_WARM_CALLS: u64 = 1_000_000_000;
 
@@ -269,29 +295,62 @@ impl ModuleEntry {
         }
     }
 
-    /// Where the component comes from: `path` (relative to `base`) or
-    /// `bundled`; the error says what is missing or too much.
+    /// Where the component comes from: `path` (relative to `base`),
+    /// `bundled` or `oci` (exactly one); the error names the keys.
+    pub fn origin(&self, base: &Path) -> Result<Origin, String> {
+        if self.digest.is_some() && self.oci.is_none() {
+            return Err("`digest` pins an `oci` module's manifest; this entry has no `oci`".into());
+        }
+        match (&self.path, &self.bundled, &self.oci) {
+            (Some(path), None, None) => Ok(Origin::Local(ModuleSource::File(base.join(path)))),
+            (None, Some(bundled), None) => {
+                Ok(Origin::Local(ModuleSource::Bundled(bundled.clone())))
+            }
+            (None, None, Some(oci)) => {
+                let reference: OciReference = oci.parse().map_err(|e| format!("`oci`: {e}"))?;
+                if let Some(digest) = &self.digest {
+                    check_digest(digest).map_err(|e| format!("`digest`: {e}"))?;
+                }
+                Ok(Origin::Oci(reference))
+            }
+            (None, None, None) => Err(
+                "missing the component: give `path` (a file), `bundled` (an example module) or \
+                 `oci` (REGISTRY/REPOSITORY:TAG or @sha256:HEX)"
+                    .into(),
+            ),
+            _ => Err("give exactly one of `path`, `bundled` and `oci`".into()),
+        }
+    }
+
+    /// Where a local component comes from: `path` (relative to `base`) or
+    /// `bundled`; an `oci` entry is an error (its component is fetched by
+    /// [`LoadedConfig`](super::LoadedConfig)).
     pub fn source(&self, base: &Path) -> Result<ModuleSource, String> {
-        match (&self.path, &self.bundled) {
-            (Some(_), Some(_)) => Err("give either `path` or `bundled`, not both".into()),
-            (None, None) => Err("missing `path` (the component file) or `bundled`".into()),
-            (Some(path), None) => Ok(ModuleSource::File(base.join(path))),
-            (None, Some(bundled)) => Ok(ModuleSource::Bundled(bundled.clone())),
+        match self.origin(base)? {
+            Origin::Local(source) => Ok(source),
+            Origin::Oci(reference) => Err(format!(
+                "{reference} is fetched from its registry by the config's loader, not read as a file"
+            )),
         }
     }
 
     /// Where the component comes from, as the config writes it.
     pub fn describe_source(&self) -> String {
-        match self.source(Path::new("")) {
-            Ok(source) => source.to_string(),
+        match self.origin(Path::new("")) {
+            Ok(Origin::Local(source)) => source.to_string(),
+            Ok(Origin::Oci(reference)) => format!("oci {reference}"),
             Err(_) => "?".to_string(),
         }
     }
 
-    /// The module's name: `name`, else the bundled name or the file stem.
+    /// The module's name: `name`, else the bundled name, the file stem or
+    /// the OCI repository's last part.
     pub fn module_name(&self) -> Result<String, String> {
-        let source = self.source(Path::new(""))?;
-        Ok(self.name.clone().unwrap_or_else(|| source.default_name()))
+        let default = match self.origin(Path::new(""))? {
+            Origin::Local(source) => source.default_name(),
+            Origin::Oci(reference) => reference.default_module_name(),
+        };
+        Ok(self.name.clone().unwrap_or(default))
     }
 }
 
@@ -333,7 +392,22 @@ mod tests {
         let e = Config::from_toml("[limits]\nfuel = -1\n").unwrap_err();
         assert!(e.contains("fuel"), "{e}");
         let e = Config::from_toml("[[modules]]\nname = \"a\"\n").unwrap_err();
-        assert!(e.contains("missing `path`"), "{e}");
+        assert!(e.contains("give `path`") && e.contains("`oci`"), "{e}");
+        let e = Config::from_toml("[[modules]]\npath = \"a.wasm\"\noci = \"ghcr.io/a/b:1\"\n")
+            .unwrap_err();
+        assert!(
+            e.contains("exactly one of `path`, `bundled` and `oci`"),
+            "{e}"
+        );
+        let e = Config::from_toml("[[modules]]\npath = \"a.wasm\"\ndigest = \"sha256:00\"\n")
+            .unwrap_err();
+        assert!(e.contains("has no `oci`"), "{e}");
+        let e = Config::from_toml("[[modules]]\noci = \"ghcr.io/a/b:1\"\ndigest = \"md5:00\"\n")
+            .unwrap_err();
+        assert!(e.contains("`digest`") && e.contains("sha256"), "{e}");
+        let e = Config::from_toml("[[trust]]\nprefix = \"ghcr.io/\"\nidentity = \"a@b\"\n")
+            .unwrap_err();
+        assert!(e.contains("[[trust]] #1") && e.contains("issuer"), "{e}");
         let e =
             Config::from_toml("[[modules]]\nbundled = \"calc\"\n[[modules]]\nbundled = \"calc\"\n")
                 .unwrap_err();

@@ -11,6 +11,7 @@ use crate::sandbox::{Runtime, RuntimeBuilder, open_file_limit};
 
 use super::error::ConfigError;
 use super::format::{Config, ModuleEntry};
+use super::oci::OciLoader;
 use super::report::load_reusing;
 
 /// The name toolhost looks for in the working directory.
@@ -26,6 +27,9 @@ pub struct LoadedConfig {
     pub config: Config,
     /// The file they were read from.
     pub path: Option<PathBuf>,
+    /// Where components pulled from OCI registries are kept (default:
+    /// `oci` in the `[cache] dir`, else in the default cache directory).
+    pub store_dir: Option<PathBuf>,
 }
 
 impl LoadedConfig {
@@ -46,7 +50,16 @@ impl LoadedConfig {
         Ok(Self {
             config,
             path: Some(path),
+            store_dir: None,
         })
+    }
+
+    /// The loader of OCI modules, if any entry is one.
+    pub(super) fn oci_loader(&self) -> Option<OciLoader> {
+        self.module_entries()
+            .iter()
+            .any(|entry| entry.oci.is_some())
+            .then(|| OciLoader::new(self))
     }
 
     pub(super) fn label(&self) -> PathBuf {
@@ -75,8 +88,10 @@ impl LoadedConfig {
     pub fn load_modules(&self, runtime: &Runtime) -> Result<Vec<WasmModule>, ConfigError> {
         let base = self.base_dir();
         let workers = std::thread::available_parallelism().map_or(1, usize::from);
+        let oci = self.oci_loader();
         run_parallel(&self.module_entries(), workers, |entry| {
-            entry.load(runtime, base, self.config.limits)
+            load_reusing(entry, runtime, base, self.config.limits, &[], oci.as_ref())
+                .map(|loaded| loaded.module)
         })
         .into_iter()
         .map(|loaded| {
@@ -197,13 +212,28 @@ impl Config {
 
 impl ModuleEntry {
     /// Loads this module with its limits and grants; relative paths are taken from `base`.
+    ///
+    /// An `oci` entry is fetched with only its own pins (no lockfile, no
+    /// `[[trust]]` rules, nothing kept): load it through
+    /// [`LoadedConfig`] for those.
     pub fn load(
         &self,
         runtime: &Runtime,
         base: &Path,
         defaults: Limits,
     ) -> Result<WasmModule, LoadError> {
-        load_reusing(self, runtime, base, defaults, &[]).map(|loaded| loaded.module)
+        let oci = self.oci.is_some().then(|| {
+            let loaded = LoadedConfig {
+                config: super::Config {
+                    modules: vec![self.clone()],
+                    ..Default::default()
+                },
+                path: None,
+                store_dir: None,
+            };
+            OciLoader::standalone(&loaded, base)
+        });
+        load_reusing(self, runtime, base, defaults, &[], oci.as_ref()).map(|loaded| loaded.module)
     }
 
     /// Loads the component `bytes` as module `name`, with this entry's

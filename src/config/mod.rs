@@ -39,11 +39,15 @@
 mod error;
 mod format;
 mod load;
+mod lock;
+mod oci;
 mod report;
 mod restart;
 
 pub use error::ConfigError;
-pub use format::{CacheConfig, Config, ModuleEntry, ResolverConfig, ServeConfig};
+pub use format::{CacheConfig, Config, ModuleEntry, Origin, ResolverConfig, ServeConfig};
 pub use load::{CONFIG_FILE_NAME, LoadedConfig};
+pub use lock::{LOCK_FILE_NAME, LockEntry, Lockfile};
+pub use oci::{OciOutcome, OciPin};
 pub use report::{LoadReport, LoadedModule};
 pub use restart::RestartSetting;

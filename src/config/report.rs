@@ -11,8 +11,9 @@ use crate::registry::ToolManager;
 use crate::sandbox::Runtime;
 
 use super::error::ConfigError;
-use super::format::ModuleEntry;
+use super::format::{ModuleEntry, Origin};
 use super::load::LoadedConfig;
+use super::oci::{FetchMode, OciLoader};
 
 /// What loading a config's modules gave: the modules that loaded, in config
 /// order, and why the others did not.
@@ -66,11 +67,20 @@ impl LoadedConfig {
         let base = self.base_dir();
         let workers = std::thread::available_parallelism().map_or(1, usize::from);
         let entries = self.module_entries();
+        let oci = self.oci_loader();
         let results = run_parallel(&entries, workers, |entry| {
-            load_reusing(entry, runtime, base, self.config.limits, previous)
+            load_reusing(
+                entry,
+                runtime,
+                base,
+                self.config.limits,
+                previous,
+                oci.as_ref(),
+            )
         });
         let mut report = LoadReport::default();
         for (entry, result) in entries.into_iter().zip(results) {
+            let result = result.or_else(|error| keep_previous(&entry, error, previous));
             match result {
                 Ok(Reusable {
                     module,
@@ -111,6 +121,38 @@ impl LoadedConfig {
     }
 }
 
+/// An OCI module that failed to fetch or verify, where `previous` (the
+/// load before) served it: that module goes on serving, and the error is
+/// still reported (logged).
+fn keep_previous(
+    entry: &ModuleEntry,
+    error: LoadError,
+    previous: &[LoadedModule],
+) -> Result<Reusable, LoadError> {
+    let fetch_failed = matches!(
+        error.kind,
+        LoadErrorKind::Fetch | LoadErrorKind::NotVerified
+    );
+    let name = entry.module_name().ok();
+    let before = previous
+        .iter()
+        .find(|p| p.entry.oci.is_some() && Some(p.module.name()) == name.as_deref());
+    match (fetch_failed && entry.oci.is_some(), before) {
+        (true, Some(before)) => {
+            tracing::warn!(
+                "{}; the module loaded before keeps serving",
+                crate::escape::escape_controls(&error.to_string())
+            );
+            Ok(Reusable {
+                module: before.module.clone(),
+                key: before.key.clone(),
+                reused: true,
+            })
+        }
+        _ => Err(error),
+    }
+}
+
 /// A module loaded by [`load_reusing`].
 pub(super) struct Reusable {
     pub module: WasmModule,
@@ -126,13 +168,34 @@ pub(super) fn load_reusing(
     base: &Path,
     defaults: Limits,
     previous: &[LoadedModule],
+    oci: Option<&OciLoader>,
 ) -> Result<Reusable, LoadError> {
     let limits = entry.limits.apply(defaults);
     let invalid_name = |e| LoadError::new("?", LoadErrorKind::InvalidName, e);
     let name = entry.module_name().map_err(invalid_name)?;
-    let source = entry.source(base).map_err(invalid_name)?;
+    let origin = entry.origin(base).map_err(invalid_name)?;
     let access = entry.access(&name, base)?;
-    let bytes = source.read(&name, &limits)?;
+    let bytes = match (origin, oci) {
+        (Origin::Local(source), _) => source.read(&name, &limits)?,
+        (Origin::Oci(reference), Some(oci)) => {
+            let pulled = oci.fetch(
+                entry,
+                &name,
+                &reference,
+                limits.max_component_bytes,
+                FetchMode::Load,
+            )?;
+            tracing::debug!(module = %name, %reference, digest = %pulled.digest, verified = %pulled.verified, "fetched");
+            std::borrow::Cow::Owned(pulled.bytes)
+        }
+        (Origin::Oci(reference), None) => {
+            return Err(LoadError::new(
+                &name,
+                LoadErrorKind::Fetch,
+                format!("{reference}: no OCI loader"),
+            ));
+        }
+    };
     let key = ModuleKey {
         name: name.clone(),
         limits,

@@ -28,13 +28,14 @@
 //!   artifact of another component, wasmtime or configuration is never used.
 
 use std::hash::{Hash, Hasher};
-use std::io::{Read, Seek, Write};
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_std::fs::{Dir, File, MetadataExt, OpenOptions, OpenOptionsExt};
+use cap_std::fs::{Dir, File};
 use wasmtime::Engine;
+
+use super::private_dir;
 use wasmtime::component::Component;
 
 /// The first bytes of every seal (format version 2).
@@ -81,8 +82,7 @@ impl ArtifactCache {
     /// write to it or to a directory above it.
     pub fn open(dir: impl Into<PathBuf>) -> Result<Self, String> {
         let path = dir.into();
-        create_private_dir(&path)?;
-        let handle = private::open_checked(&path)?;
+        let handle = private_dir::open(&path)?;
         Ok(Self {
             path,
             dir: Arc::new(handle),
@@ -138,20 +138,7 @@ impl ArtifactCache {
     /// Opens a file of the cache for reading, if it is this user's, not
     /// writable by others, and not a link.
     fn open_private(&self, file_name: &str) -> Result<File, Option<&'static str>> {
-        let mut options = OpenOptions::new();
-        options.read(true).custom_flags(private::NO_FOLLOW);
-        let file = match self.dir.open_with(file_name, &options) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(None),
-            Err(_) => return Err(Some("cache entry cannot be opened (a link?)")),
-        };
-        let meta = file.metadata().map_err(|_| None)?;
-        if !meta.is_file() || !private::owned_and_private(meta.uid(), meta.mode()) {
-            return Err(Some(
-                "cache entry belongs to another user or others can write it",
-            ));
-        }
-        Ok(file)
+        private_dir::open_file(&self.dir, file_name)
     }
 
     /// The artifact of entry `name`, opened, if it is ours, whole and
@@ -201,28 +188,7 @@ impl ArtifactCache {
 
     /// Writes file `name` atomically: a fresh private file, renamed into place.
     fn write_file(&self, name: &str, contents: &[u8]) -> std::io::Result<()> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let temporary = format!(
-            ".{name}.{}-{}.tmp",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let mut options = OpenOptions::new();
-        options
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(private::NO_FOLLOW);
-        let written = (|| {
-            let mut file = self.dir.open_with(&temporary, &options)?;
-            file.write_all(contents)?;
-            file.sync_all()?;
-            self.dir.rename(&temporary, &self.dir, name)
-        })();
-        if written.is_err() {
-            let _ = self.dir.remove_file(&temporary);
-        }
-        written
+        private_dir::write_file(&self.dir, name, contents)
     }
 }
 
@@ -281,138 +247,6 @@ fn entry_name(engine: &Engine, bytes: &[u8]) -> String {
     engine.precompile_compatibility_hash().hash(&mut hasher);
     env!("CARGO_PKG_VERSION").hash(&mut hasher);
     format!("{component}-{:016x}.cwasm", hasher.finish())
-}
-
-fn create_private_dir(dir: &Path) -> Result<(), String> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .create(dir)
-        .map_err(|e| format!("cannot create the cache directory {}: {e}", dir.display()))
-}
-
-/// Opening the directory and checking that no one else can write or swap it.
-#[cfg(unix)]
-mod private {
-    use std::path::Path;
-
-    use cap_std::fs::Dir;
-    use rustix::fs::{self, Mode, OFlags};
-    use rustix::io::Errno;
-
-    /// The flag that makes an open fail on a symbolic link.
-    pub(super) const NO_FOLLOW: i32 = OFlags::NOFOLLOW.bits() as i32;
-
-    /// Whether a file of owner `uid` and `mode` is this user's and not
-    /// writable by group or others.
-    pub(super) fn owned_and_private(uid: u32, mode: u32) -> bool {
-        uid == rustix::process::geteuid().as_raw() && mode & 0o022 == 0
-    }
-
-    /// Opens `path` (not following a link there) and checks it and every
-    /// directory above it, through the opened handle.
-    pub(super) fn open_checked(path: &Path) -> Result<Dir, String> {
-        let shown = path.display();
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = fs::open(path, flags, Mode::empty()).map_err(|e| {
-            if e == Errno::LOOP || e == Errno::NOTDIR {
-                format!("the cache directory {shown} is not a directory (or is a symlink)")
-            } else {
-                format!("cannot open the cache directory {shown}: {e}")
-            }
-        })?;
-        let stat =
-            fs::fstat(&fd).map_err(|e| format!("cannot read the cache directory {shown}: {e}"))?;
-        let me = rustix::process::geteuid().as_raw();
-        if stat.st_uid != me {
-            return Err(format!(
-                "the cache directory {shown} belongs to another user (uid {}); use a directory of your own",
-                stat.st_uid
-            ));
-        }
-        if stat.st_mode & 0o022 != 0 {
-            return Err(format!(
-                "the cache directory {shown} is writable by other users (mode {:o}); run `chmod go-w` on it",
-                stat.st_mode & 0o777
-            ));
-        }
-        check_ancestors(&fd, path)?;
-        Ok(Dir::from_std_file(std::fs::File::from(fd)))
-    }
-
-    /// Walks up from `dir` through `..` (so the directories checked are the
-    /// ones the handle is really in): each must be root's or this user's,
-    /// and not writable by group or others unless it has the sticky bit.
-    fn check_ancestors(dir: &rustix::fd::OwnedFd, path: &Path) -> Result<(), String> {
-        let me = rustix::process::geteuid().as_raw();
-        let mut current = fs::fstat(dir).map_err(|e| e.to_string())?;
-        let mut handle = fs::openat(
-            dir,
-            "..",
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| format!("cannot open the parent of {}: {e}", path.display()))?;
-        for depth in 1.. {
-            let parent = fs::fstat(&handle).map_err(|e| e.to_string())?;
-            let unsafe_owner = parent.st_uid != 0 && parent.st_uid != me;
-            let writable = parent.st_mode & 0o022 != 0;
-            let sticky = parent.st_mode & 0o1000 != 0;
-            if unsafe_owner || (writable && !sticky) {
-                let which = "../".repeat(depth);
-                return Err(format!(
-                    "the cache directory {} is inside a directory ({}{}) that {}; \
-                     another user could swap the cache, so it is not used: \
-                     choose a cache directory whose parents only you (or root) can write",
-                    path.display(),
-                    path.display(),
-                    format_args!("/{}", which.trim_end_matches('/')),
-                    if unsafe_owner {
-                        format!("belongs to another user (uid {})", parent.st_uid)
-                    } else {
-                        format!(
-                            "others can write without the sticky bit (mode {:o})",
-                            parent.st_mode & 0o7777
-                        )
-                    }
-                ));
-            }
-            // The root is its own parent.
-            if parent.st_dev == current.st_dev && parent.st_ino == current.st_ino {
-                return Ok(());
-            }
-            current = parent;
-            handle = fs::openat(
-                &handle,
-                "..",
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(|e| format!("cannot open a parent of {}: {e}", path.display()))?;
-        }
-        Ok(())
-    }
-}
-
-#[cfg(not(unix))]
-mod private {
-    use std::path::Path;
-
-    use cap_std::ambient_authority;
-    use cap_std::fs::Dir;
-
-    pub(super) const NO_FOLLOW: i32 = 0;
-
-    pub(super) fn owned_and_private(_uid: u32, _mode: u32) -> bool {
-        true
-    }
-
-    pub(super) fn open_checked(path: &Path) -> Result<Dir, String> {
-        Dir::open_ambient_dir(path, ambient_authority())
-            .map_err(|e| format!("cannot open the cache directory {}: {e}", path.display()))
-    }
 }
 
 #[cfg(test)]

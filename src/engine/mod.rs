@@ -13,6 +13,7 @@ mod background;
 mod cache;
 mod clock;
 mod pool;
+pub(crate) mod private_dir;
 mod worker;
 
 use std::sync::{Arc, Mutex, PoisonError};

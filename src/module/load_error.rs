@@ -26,6 +26,12 @@ pub enum LoadErrorKind {
     ToolInfoFailed,
     /// `tool-info` returned text that is not a valid list of tool schemas.
     InvalidToolInfo,
+    /// An OCI module could not be fetched (registry unreachable, refused,
+    /// not found, unauthorized; a blob that does not match its digest).
+    Fetch,
+    /// An OCI module's digest is not fixed, its pins disagree, or the
+    /// `[[trust]]` rule covering it found no valid signature.
+    NotVerified,
 }
 
 /// A module that could not be loaded: which one, and exactly what is wrong.

@@ -21,6 +21,7 @@ mod network;
 mod pool;
 mod ready;
 mod sandbox;
+mod trust;
 mod warm;
 
 /// The checks of the fuzz targets, replayed by `fuzz_inputs`.

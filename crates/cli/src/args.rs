@@ -94,6 +94,40 @@ pub enum Command {
         /// bundled module).
         file: PathBuf,
     },
+    /// Fetch every OCI module of the config into the pull store ahead of
+    /// time (verifying signatures where a [[trust]] rule applies), so that
+    /// later loads need no registry (for images and air-gapped nodes).
+    Pull,
+    /// Resolve every OCI module's tag to its manifest digest (verifying
+    /// signatures where a rule applies) and write toolhost.lock beside the
+    /// config; modules already locked keep their digest.
+    Lock {
+        /// Re-resolve the MODULEs named (every OCI module if none is named).
+        #[arg(long)]
+        update: bool,
+        /// Modules to re-resolve (with --update).
+        #[arg(requires = "update", value_name = "MODULE")]
+        modules: Vec<String>,
+    },
+    /// Push a component to an OCI registry in the layout `wkg oci push`
+    /// writes, optionally with a cosign signature; prints its digest.
+    Push {
+        /// The component file.
+        file: PathBuf,
+        /// Where: REGISTRY/REPOSITORY:TAG.
+        reference: String,
+        /// Sign it with this private key (PKCS#8 PEM: ECDSA P-256/P-384 or
+        /// Ed25519), as cosign's legacy format (tag sha256-<hex>.sig).
+        #[arg(long, value_name = "KEY.pem")]
+        sign_key: Option<PathBuf>,
+    },
+    /// Print a reference's manifest digest and, for each [[trust]] rule of
+    /// the config covering it, the verdict (exit 1 if the rule in force
+    /// finds no valid signature).
+    Verify {
+        /// REGISTRY/REPOSITORY:TAG or REGISTRY/REPOSITORY@sha256:HEX.
+        reference: String,
+    },
     /// Compile one component from stdin to stdout (run by toolhost itself,
     /// in a child process, so that compile limits hold).
     #[command(hide = true)]
@@ -126,6 +160,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::serve::serve(&setup, *http, token_file.as_deref())
         }
         Command::Inspect { file } => crate::commands::inspect(&setup, file),
+        Command::Pull => crate::oci::pull(&setup),
+        Command::Lock { update, modules } => crate::oci::lock(&setup, *update, modules),
+        Command::Push {
+            file,
+            reference,
+            sign_key,
+        } => crate::oci::push(&setup, file, reference, sign_key.as_deref()),
+        Command::Verify { reference } => crate::oci::verify(&setup, reference),
         Command::CompileWorker { args } => Ok(toolhost::serve_compile_worker(args.clone())),
     }
 }

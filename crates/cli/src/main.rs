@@ -7,6 +7,7 @@
 mod args;
 mod commands;
 mod describe;
+mod oci;
 mod serve;
 mod setup;
 

@@ -35,7 +35,8 @@ pub fn serve(
     // A thread that goes idle starts the work calls left for later (see
     // `Runtime::on_idle`): after the answer is written, not before.
     let idle = runtime.clone();
-    let source = Source::new(setup.config.map(Path::to_path_buf), runtime, overrides);
+    let source = Source::new(setup.config.map(Path::to_path_buf), runtime, overrides)
+        .with_store_dir(setup.cache_dir.map(|dir| dir.join("oci")));
     let token = token(token_file)?;
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

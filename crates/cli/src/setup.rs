@@ -24,8 +24,12 @@ pub struct Served {
 
 impl Setup<'_> {
     /// The config: `--config`, else `./toolhost.toml`, else the bundled modules.
+    /// Components pulled from registries are kept in `oci` of the cache
+    /// directory (`--cache-dir`, else the config's, else the default).
     pub fn config(&self) -> anyhow::Result<LoadedConfig> {
-        Ok(LoadedConfig::discover(self.config)?)
+        let mut loaded = LoadedConfig::discover(self.config)?;
+        loaded.store_dir = self.cache_dir.map(|dir| dir.join("oci"));
+        Ok(loaded)
     }
 
     /// The runtime: with the compile cache unless it is turned off (by

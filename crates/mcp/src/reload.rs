@@ -33,6 +33,7 @@ pub struct Source {
     config: Option<PathBuf>,
     runtime: Runtime,
     overrides: Overrides,
+    store_dir: Option<PathBuf>,
 }
 
 /// A load: the tools to serve, why some modules did not load, and the
@@ -51,13 +52,22 @@ impl Source {
             config,
             runtime,
             overrides,
+            store_dir: None,
         }
+    }
+
+    /// Keeps components pulled from OCI registries in `dir` (default: the
+    /// config's, see [`LoadedConfig::pull_store`]).
+    pub fn with_store_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.store_dir = dir;
+        self
     }
 
     /// Loads every module that loads, reusing those of `previous` that did
     /// not change; an error only if the config itself cannot be read.
     pub(crate) fn load(&self, previous: &[LoadedModule]) -> anyhow::Result<Load> {
-        let config = LoadedConfig::discover(self.config.as_deref())?;
+        let mut config = LoadedConfig::discover(self.config.as_deref())?;
+        config.store_dir.clone_from(&self.store_dir);
         let mut report = config.load_report(&self.runtime, previous);
         let manager = config.manager_for_report(&mut report);
         (self.overrides)(&manager)?;

@@ -1,10 +1,13 @@
 //! Test support shared by toolhost's test suites (the library's and the
 //! command's): the workspace's paths, the test guest components under
-//! `tests/guests/` (built on first use), and an HTTP(S) test server
-//! ([`http_server`]).
+//! `tests/guests/` (built on first use), an HTTP(S) test server
+//! ([`http_server`]), a real OCI registry ([`registry`]) and a registry
+//! token service ([`token_server`]).
 
 pub mod components;
 pub mod http_server;
+pub mod registry;
+pub mod token_server;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -7,3 +7,4 @@ mod files;
 mod http;
 mod injection;
 mod languages;
+mod oci;

@@ -9,6 +9,7 @@
 mod arguments;
 mod fixture;
 mod http;
+mod oci;
 mod python;
 mod raw;
 mod server;
