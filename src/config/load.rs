@@ -103,6 +103,25 @@ impl LoadedConfig {
         .collect()
     }
 
+    /// Loads one module `entry` as this config loads it (an OCI module with
+    /// the lockfile, the `[[trust]]` rules and the pull store).
+    pub fn load_entry(
+        &self,
+        runtime: &Runtime,
+        entry: &ModuleEntry,
+    ) -> Result<WasmModule, LoadError> {
+        let oci = entry.oci.is_some().then(|| OciLoader::new(self));
+        load_reusing(
+            entry,
+            runtime,
+            self.base_dir(),
+            self.config.limits,
+            &[],
+            oci.as_ref(),
+        )
+        .map(|loaded| loaded.module)
+    }
+
     /// A manager with every module registered and the config's controller.
     pub fn build_manager(&self, runtime: &Runtime) -> Result<ToolManager, ConfigError> {
         self.manager_for(self.load_modules(runtime)?)

@@ -40,6 +40,8 @@ pub(crate) struct Registry {
     oci: oci_client::Client,
     http: reqwest::Client,
     auth: RegistryAuth,
+    /// An identity token (OAuth2 refresh token) to exchange per scope.
+    identity_token: Option<String>,
     /// `Authorization` header per repository and operation.
     headers: Mutex<HashMap<(String, bool), Option<HeaderValue>>>,
 }
@@ -55,6 +57,11 @@ impl Registry {
     pub(crate) async fn connect(host: &str, settings: &HostSettings) -> Result<Self, OciError> {
         let config_error = |message: String| OciError::new(OciErrorKind::Config, message);
         let credentials = credentials_for(host).map_err(config_error)?;
+        tracing::debug!(
+            registry = host,
+            ?credentials,
+            "credentials from the Docker config"
+        );
         let roots = root_certificates(settings);
         let scheme = if settings.plain_http { "http" } else { "https" };
         let oci = oci_client::Client::try_from(ClientConfig {
@@ -102,23 +109,43 @@ impl Registry {
             }
             Credentials::IdentityToken(_) => RegistryAuth::Anonymous,
         };
-        let mut registry = Self {
+        let identity_token = match credentials {
+            Credentials::IdentityToken(token) => Some(token),
+            _ => None,
+        };
+        Ok(Self {
             host: host.to_string(),
             scheme,
             oci,
             http,
             auth,
+            identity_token,
             headers: Mutex::new(HashMap::new()),
-        };
-        if let Credentials::IdentityToken(token) = credentials {
-            registry.auth = RegistryAuth::Bearer(registry.exchange_identity_token(&token).await?);
-        }
-        Ok(registry)
+        })
     }
 
-    /// The `oci-client` client and the auth to give it (for pushes).
-    pub(crate) fn oci(&self) -> (&oci_client::Client, &RegistryAuth) {
-        (&self.oci, &self.auth)
+    /// The `oci-client` client (for pushes).
+    pub(crate) fn oci(&self) -> &oci_client::Client {
+        &self.oci
+    }
+
+    /// The auth to give `oci-client` for `reference` (an identity token is
+    /// exchanged for an access token of the repository's scope).
+    pub(crate) async fn oci_auth(
+        &self,
+        reference: &OciReference,
+        push: bool,
+    ) -> Result<RegistryAuth, OciError> {
+        match &self.identity_token {
+            Some(refresh) => {
+                let actions = if push { "pull,push" } else { "pull" };
+                let scope = format!("repository:{}:{actions}", reference.repository());
+                Ok(RegistryAuth::Bearer(
+                    self.exchange_identity_token(refresh, &scope).await?,
+                ))
+            }
+            None => Ok(self.auth.clone()),
+        }
     }
 
     /// The registry's host, as references write it.
@@ -152,12 +179,13 @@ impl Registry {
         } else {
             RegistryOperation::Pull
         };
+        let auth = self.oci_auth(reference, push).await?;
         let token = self
             .oci
-            .auth(reference.oci(), &self.auth, operation)
+            .auth(reference.oci(), &auth, operation)
             .await
             .map_err(|e| self.auth_error(e.to_string()))?;
-        let header = match (token, &self.auth) {
+        let header = match (token, &auth) {
             (Some(token), _) => Some(format!("Bearer {token}")),
             (None, RegistryAuth::Basic(user, password)) => {
                 let both = base64::Engine::encode(
@@ -377,7 +405,11 @@ impl Registry {
     /// Exchanges an identity token (an OAuth2 refresh token, from `docker
     /// login` to some registries) for an access token at the realm the
     /// registry names.
-    async fn exchange_identity_token(&self, refresh: &str) -> Result<String, OciError> {
+    async fn exchange_identity_token(
+        &self,
+        refresh: &str,
+        scope: &str,
+    ) -> Result<String, OciError> {
         let url = format!("{}://{}/v2/", self.scheme, self.host);
         let response = self
             .http
@@ -402,6 +434,7 @@ impl Registry {
             ("grant_type", "refresh_token".to_string()),
             ("refresh_token", refresh.to_string()),
             ("client_id", "toolhost".to_string()),
+            ("scope", scope.to_string()),
         ];
         if let Some(service) = challenge.get("service") {
             form.push(("service", service.clone()));

@@ -50,9 +50,10 @@ impl OciContext<'_> {
     ) -> Result<Pushed, OciError> {
         block_on(async {
             let registry = self.connect(reference).await?;
-            let (client, auth) = registry.oci();
-            client
-                .auth(reference.oci(), auth, RegistryOperation::Push)
+            let auth = registry.oci_auth(reference, true).await?;
+            registry
+                .oci()
+                .auth(reference.oci(), &auth, RegistryOperation::Push)
                 .await
                 .map_err(|e| push_error(&registry, format!("authenticating to push: {e}")))?;
             let digest = push_component(&registry, reference, component).await?;
@@ -117,8 +118,8 @@ async fn push_blob(
 ) -> Result<(String, u64), OciError> {
     let digest = sha256(&bytes);
     let size = bytes.len() as u64;
-    let (client, _) = registry.oci();
-    client
+    registry
+        .oci()
         .push_blob(reference.oci(), bytes, &digest)
         .await
         .map_err(|e| push_error(registry, format!("cannot push blob {digest}: {e}")))?;
@@ -133,8 +134,8 @@ async fn push_manifest(
     let body = serde_json::to_vec(manifest)
         .map_err(|e| OciError::new(OciErrorKind::Config, e.to_string()))?;
     let digest = sha256(&body);
-    let (client, _) = registry.oci();
-    client
+    registry
+        .oci()
         .push_manifest_raw(
             reference.oci(),
             body,

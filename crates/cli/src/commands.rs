@@ -322,13 +322,13 @@ fn inspected_module(
     runtime: &Runtime,
     file: &Path,
 ) -> anyhow::Result<(WasmModule, Option<String>)> {
-    let loaded = match setup.config {
+    let mut loaded = match setup.config {
         Some(path) => LoadedConfig::discover(Some(path))?,
         None => LoadedConfig::default(),
     };
-    let base = loaded.base_dir();
+    loaded.store_dir = setup.cache_dir.map(|dir| dir.join("oci"));
     if let Some(entry) = config_entry(&loaded, file) {
-        let module = entry.load(runtime, base, loaded.config.limits)?;
+        let module = loaded.load_entry(runtime, &entry)?;
         return Ok((module, None));
     }
     let note = match setup.config {

@@ -380,6 +380,17 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
 /// A fresh ECDSA P-256 key pair as PEM: the private key (PKCS#8) and the
 /// public key (SPKI), as `cosign` and `openssl` write them.
 pub fn key_pair_pem() -> (String, String) {
-    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).expect("a key");
+    key_pair_pem_of("p256")
+}
+
+/// A fresh key pair as [`key_pair_pem`] does, of `kind`: `p256`, `p384`
+/// or `ed25519`.
+pub fn key_pair_pem_of(kind: &str) -> (String, String) {
+    let algorithm = match kind {
+        "p384" => &rcgen::PKCS_ECDSA_P384_SHA384,
+        "ed25519" => &rcgen::PKCS_ED25519,
+        _ => &rcgen::PKCS_ECDSA_P256_SHA256,
+    };
+    let key = rcgen::KeyPair::generate_for(algorithm).expect("a key");
     (key.serialize_pem(), key.public_key_pem())
 }

@@ -25,6 +25,7 @@ pub const ISSUER: &str = "toolhost-test-token-issuer";
 /// A running token service, stopped when dropped.
 pub struct TokenServer {
     addr: String,
+    expected: String,
     cert_pem: String,
     stop: Arc<AtomicBool>,
     issued: Arc<AtomicUsize>,
@@ -54,6 +55,7 @@ impl TokenServer {
             base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
         );
         let (stop_flag, count) = (Arc::clone(&stop), Arc::clone(&issued));
+        let accepted = expected.clone();
         std::thread::spawn(move || {
             while !stop_flag.load(Ordering::Relaxed) {
                 match listener.accept() {
@@ -66,6 +68,7 @@ impl TokenServer {
         });
         Self {
             addr,
+            expected: accepted,
             cert_pem: cert.pem(),
             stop,
             issued,
@@ -82,6 +85,12 @@ impl TokenServer {
         }
     }
 
+    /// The identity token (OAuth2 refresh token) this service accepts in
+    /// place of the user's password.
+    pub fn identity_token(&self) -> String {
+        refresh_token_for(&self.expected)
+    }
+
     /// How many tokens were issued.
     pub fn issued(&self) -> usize {
         self.issued.load(Ordering::Relaxed)
@@ -92,6 +101,12 @@ impl Drop for TokenServer {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
+}
+
+/// The refresh token (a Docker config's `identitytoken`) the service
+/// accepts for the user whose basic credentials are `expected`.
+fn refresh_token_for(expected: &str) -> String {
+    format!("refresh-{}", b64url(expected.as_bytes()))
 }
 
 fn b64url(bytes: &[u8]) -> String {
@@ -111,25 +126,41 @@ fn answer(
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
     let mut authorization = None;
+    let mut length = 0usize;
     for _ in 0..100 {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
             break;
         }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("authorization")
-        {
-            authorization = Some(value.trim().to_string());
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("authorization") {
+                authorization = Some(value.trim().to_string());
+            } else if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().unwrap_or(0).min(64 * 1024);
+            }
         }
     }
     let target = request_line.split_whitespace().nth(1).unwrap_or_default();
-    let query = target.split_once('?').map(|(_, q)| q).unwrap_or_default();
-    let scopes: Vec<String> = query
-        .split('&')
-        .filter_map(|pair| pair.strip_prefix("scope="))
-        .map(percent_decode)
-        .collect();
-    if authorization.as_deref() != Some(expected) {
+    // GET: the query; POST (an OAuth2 refresh token): the form body.
+    let mut form = target
+        .split_once('?')
+        .map(|(_, q)| q.to_string())
+        .unwrap_or_default();
+    if request_line.starts_with("POST") {
+        let mut body = vec![0; length];
+        std::io::Read::read_exact(&mut reader, &mut body)?;
+        form = String::from_utf8_lossy(&body).into_owned();
+    }
+    let field = |key: &str| -> Vec<String> {
+        form.split('&')
+            .filter_map(|pair| pair.strip_prefix(&format!("{key}=")))
+            .map(percent_decode)
+            .collect()
+    };
+    let scopes = field("scope");
+    let refreshed = field("grant_type").first().map(String::as_str) == Some("refresh_token")
+        && field("refresh_token").first().map(String::as_str) == Some(&refresh_token_for(expected));
+    if authorization.as_deref() != Some(expected) && !refreshed {
         let body = r#"{"errors":[{"code":"UNAUTHORIZED","message":"bad credentials"}]}"#;
         return write!(
             stream,

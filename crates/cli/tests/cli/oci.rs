@@ -7,7 +7,9 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 use toolhost_testkit::guest;
-use toolhost_testkit::registry::{RegistryAuth, TestRegistry, key_pair_pem, sha256};
+use toolhost_testkit::registry::{
+    RegistryAuth, TestRegistry, key_pair_pem, key_pair_pem_of, sha256,
+};
 use toolhost_testkit::token_server::TokenServer;
 
 /// A folder with a config, a cache and a Docker config of its own.
@@ -43,7 +45,10 @@ impl Site {
             .args(args)
             .current_dir(self.path())
             .env("DOCKER_CONFIG", self.path().join("docker"))
-            .env_remove("TOOLHOST_LOG")
+            .env(
+                "TOOLHOST_LOG",
+                std::env::var("OCI_TEST_LOG").unwrap_or_default(),
+            )
             .output()
             .expect("toolhost runs")
     }
@@ -474,6 +479,40 @@ fn signatures_decide_for_tags_covered_by_a_rule() {
     assert_eq!(out(&o), "offline, verified from the store\n", "{}", err(&o));
 }
 
+#[test]
+fn push_signs_with_ecdsa_and_ed25519_keys_and_each_verifies_only_with_its_own() {
+    let registry = TestRegistry::start();
+    let site = Site::new(&registries(&registry));
+    let kinds = ["p256", "p384", "ed25519"];
+    for kind in kinds {
+        let (private, public) = key_pair_pem_of(kind);
+        site.write(&format!("{kind}.pem"), &private);
+        site.write(&format!("{kind}.pub"), &public);
+        let reference = format!("{}/acme/{kind}:1.0", registry.host());
+        push(&site, &echo(), &reference, Some(&format!("{kind}.pem")));
+    }
+    for signer in kinds {
+        for key in kinds {
+            site.write(
+                "toolhost.toml",
+                &format!(
+                    "{}[[trust]]\nprefix = \"{}/acme/\"\nkey = \"{key}.pub\"\n",
+                    registries(&registry),
+                    registry.host()
+                ),
+            );
+            let o = site.run(&["verify", &format!("{}/acme/{signer}:1.0", registry.host())]);
+            let expected = if signer == key { 0 } else { 1 };
+            assert_eq!(
+                o.status.code(),
+                Some(expected),
+                "{signer} by {key}: {}",
+                both(&o)
+            );
+        }
+    }
+}
+
 /// Attaches `bundle` to `digest` of `repository` as a referrer, by the
 /// referrers tag schema (distribution 2.8 has no referrers API).
 fn attach_bundle(
@@ -658,14 +697,35 @@ fn manifests_without_one_wasm_layer_are_refused_saying_what_was_found() {
         {"mediaType": "application/wasm", "digest": blob, "size": 8},
         {"mediaType": "application/vnd.wasm.component.v1", "digest": blob, "size": 8},
     ]));
-    for (body, found) in [
-        (tar, "application/vnd.oci.image.layer.v1.tar"),
-        (two, "2 wasm layers"),
+    let index = json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "digest": sha256(tar.as_bytes()), "size": tar.len(),
+            "platform": {"os": "linux", "architecture": "amd64"}}],
+    })
+    .to_string();
+    for (body, found, media_type) in [
+        (
+            tar,
+            "application/vnd.oci.image.layer.v1.tar",
+            "application/vnd.oci.image.manifest.v1+json",
+        ),
+        (
+            two,
+            "2 wasm layers",
+            "application/vnd.oci.image.manifest.v1+json",
+        ),
+        (
+            index,
+            "image index without a wasm manifest (entries: linux/amd64)",
+            "application/vnd.oci.image.index.v1+json",
+        ),
     ] {
         let digest = registry.put_manifest(
             "acme/odd",
             &sha256(body.as_bytes()),
-            "application/vnd.oci.image.manifest.v1+json",
+            media_type,
             body.as_bytes(),
         );
         site.write(
@@ -768,6 +828,35 @@ fn bearer_tokens_come_from_the_registry_token_service() {
     );
     let o = call_echo(&site, "token");
     assert_eq!(out(&o), "token\n", "{}", err(&o));
+}
+
+#[test]
+fn an_identity_token_is_exchanged_for_access_tokens() {
+    let tokens = TokenServer::start("carol", "pa55");
+    let registry = TestRegistry::start_with(tokens.registry_auth());
+    let reference = format!("{}/acme/echo:1.0", registry.host());
+    let site = Site::new(&registries(&registry));
+    let config = json!({"auths": {registry.host(): {"identitytoken": tokens.identity_token()}}});
+    site.write("docker/config.json", &config.to_string());
+    let digest = push(&site, &echo(), &reference, None);
+    let pinned = format!("{}/acme/echo@{digest}", registry.host());
+    site.write(
+        "toolhost.toml",
+        &format!("{}{}", registries(&registry), module(&pinned)),
+    );
+    let o = call_echo(&site, "refreshed");
+    assert_eq!(out(&o), "refreshed\n", "{}", err(&o));
+
+    let config = json!({"auths": {registry.host(): {"identitytoken": "not-the-token"}}});
+    site.write("docker/config.json", &config.to_string());
+    site.clear_cache();
+    let o = site.run(&["check"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        out(&o).contains("docker/config.json") && out(&o).contains(registry.host()),
+        "{}",
+        out(&o)
+    );
 }
 
 #[test]
