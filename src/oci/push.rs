@@ -55,7 +55,7 @@ impl OciContext<'_> {
                 .oci()
                 .auth(reference.oci(), &auth, RegistryOperation::Push)
                 .await
-                .map_err(|e| push_error(&registry, format!("authenticating to push: {e}")))?;
+                .map_err(|e| push_error(&registry, format!("signing in to push: {}", chain(&e))))?;
             let digest = push_component(&registry, reference, component).await?;
             let signature_tag = match key {
                 Some(key) => Some(sign(&registry, reference, &digest, key).await?),
@@ -78,8 +78,34 @@ impl OciContext<'_> {
     }
 }
 
+/// An error with its sources: `oci-client` puts the cause (a TLS
+/// certificate, a refused connection) in them.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        let more = inner.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = inner.source();
+    }
+    text
+}
+
 fn push_error(registry: &Registry, why: String) -> OciError {
     let lower = why.to_ascii_lowercase();
+    if lower.contains("certificate") {
+        return OciError::new(
+            OciErrorKind::Unreachable,
+            format!(
+                "registry {}: its TLS certificate is not trusted ({why}); a registry with a \
+                 private CA needs a [[registries]] entry with ca_file",
+                registry.host()
+            ),
+        );
+    }
     if lower.contains("error sending request") || lower.contains("connect") {
         return OciError::new(
             OciErrorKind::Unreachable,
@@ -122,7 +148,12 @@ async fn push_blob(
         .oci()
         .push_blob(reference.oci(), bytes, &digest)
         .await
-        .map_err(|e| push_error(registry, format!("cannot push blob {digest}: {e}")))?;
+        .map_err(|e| {
+            push_error(
+                registry,
+                format!("cannot push blob {digest}: {}", chain(&e)),
+            )
+        })?;
     Ok((digest, size))
 }
 
@@ -145,7 +176,7 @@ async fn push_manifest(
         .map_err(|e| {
             push_error(
                 registry,
-                format!("cannot push the manifest to {reference}: {e}"),
+                format!("cannot push the manifest to {reference}: {}", chain(&e)),
             )
         })?;
     Ok(digest)

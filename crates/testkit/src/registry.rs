@@ -48,7 +48,33 @@ impl TestRegistry {
     /// Starts a registry with `auth`. Panics, saying how to install it, if
     /// `docker-registry` is missing.
     pub fn start_with(auth: RegistryAuth) -> Self {
+        Self::start_full(auth, None)
+    }
+
+    /// Starts a registry anyone may use, serving HTTPS with a certificate
+    /// for 127.0.0.1 issued by `ca`.
+    pub fn start_tls(ca: &crate::http_server::TestCa) -> Self {
+        Self::start_full(RegistryAuth::None, Some(ca))
+    }
+
+    fn start_full(auth: RegistryAuth, tls: Option<&crate::http_server::TestCa>) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
+        let tls_yaml = match tls {
+            None => String::new(),
+            Some(ca) => {
+                let (cert, key) = ca.issue(&["127.0.0.1"]);
+                let cert_path = dir.path().join("registry.crt");
+                let key_path = dir.path().join("registry.key");
+                std::fs::write(&cert_path, pem("CERTIFICATE", cert.as_ref()))
+                    .expect("the certificate");
+                std::fs::write(&key_path, pem("PRIVATE KEY", key.secret_der())).expect("the key");
+                format!(
+                    "  tls:\n    certificate: {}\n    key: {}\n",
+                    cert_path.display(),
+                    key_path.display()
+                )
+            }
+        };
         let storage = dir.path().join("storage");
         std::fs::create_dir_all(&storage).expect("the storage directory");
         let auth_yaml = match &auth {
@@ -79,7 +105,7 @@ impl TestRegistry {
         let config = format!(
             "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: true\n\
              storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n\
-             http:\n  addr: 127.0.0.1:0\n  secret: toolhost-test-secret\n{auth_yaml}",
+             http:\n  addr: 127.0.0.1:0\n  secret: toolhost-test-secret\n{tls_yaml}{auth_yaml}",
             storage.display()
         );
         let config_path = dir.path().join("config.yml");
@@ -120,7 +146,7 @@ impl TestRegistry {
                     if let Some(rest) = line.split("listening on ").nth(1) {
                         let addr: String = rest
                             .chars()
-                            .take_while(|c| !c.is_whitespace() && *c != '"')
+                            .take_while(|c| !c.is_whitespace() && *c != '"' && *c != ',')
                             .collect();
                         let _ = found.send(addr);
                     }
@@ -197,6 +223,21 @@ impl Drop for TestRegistry {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// `der` as a PEM block labelled `label`.
+fn pem(label: &str, der: &[u8]) -> String {
+    use base64::Engine as _;
+    let body = base64::engine::general_purpose::STANDARD.encode(der);
+    let lines: Vec<&str> = body
+        .as_bytes()
+        .chunks(64)
+        .map(|chunk| std::str::from_utf8(chunk).unwrap_or_default())
+        .collect();
+    format!(
+        "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
+        lines.join("\n")
+    )
 }
 
 /// A response of [`TestRegistry::request`].

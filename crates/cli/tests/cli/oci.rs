@@ -874,3 +874,32 @@ fn plain_http_is_only_for_registries_that_say_so() {
         out(&o)
     );
 }
+
+#[test]
+fn https_registries_are_checked_against_the_bundled_roots_and_a_ca_file() {
+    let ca = toolhost_testkit::http_server::TestCa::new();
+    let registry = TestRegistry::start_tls(&ca);
+    let reference = format!("{}/acme/echo:1.0", registry.host());
+    let site = Site::new("");
+    ca.write_pem(&site.path().join("ca.pem"));
+    // HTTPS by default, against the bundled roots: this test CA is not one.
+    let o = site.run(&["push", echo().to_str().unwrap(), &reference]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(err(&o).contains(registry.host()), "{}", err(&o));
+    assert!(
+        err(&o).to_ascii_lowercase().contains("certificate"),
+        "{}",
+        err(&o)
+    );
+    // With the CA file for this host: pushed, pulled and run over HTTPS.
+    let tls = format!(
+        "[[registries]]\nhost = \"{}\"\nca_file = \"ca.pem\"\n",
+        registry.host()
+    );
+    site.write("toolhost.toml", &tls);
+    let digest = push(&site, &echo(), &reference, None);
+    let pinned = format!("{}/acme/echo@{digest}", registry.host());
+    site.write("toolhost.toml", &format!("{tls}{}", module(&pinned)));
+    let o = call_echo(&site, "over https");
+    assert_eq!(out(&o), "over https\n", "{}", err(&o));
+}
