@@ -53,6 +53,7 @@ mod parallel;
 mod policy;
 mod registry;
 mod sandbox;
+mod small_file;
 mod tool;
 pub mod trust;
 

@@ -241,17 +241,7 @@ impl ModuleEntry {
         base: &Path,
         defaults: Limits,
     ) -> Result<WasmModule, LoadError> {
-        let oci = self.oci.is_some().then(|| {
-            let loaded = LoadedConfig {
-                config: super::Config {
-                    modules: vec![self.clone()],
-                    ..Default::default()
-                },
-                path: None,
-                store_dir: None,
-            };
-            OciLoader::standalone(&loaded, base)
-        });
+        let oci = self.oci.is_some().then(|| OciLoader::standalone(base));
         load_reusing(self, runtime, base, defaults, &[], oci.as_ref()).map(|loaded| loaded.module)
     }
 

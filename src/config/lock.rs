@@ -55,18 +55,11 @@ impl Lockfile {
     /// Reads the lockfile at `path` (`None` if there is none).
     pub fn read(path: &Path) -> Result<Option<Self>, String> {
         let shown = path.display();
-        let size = match std::fs::metadata(path) {
-            Ok(meta) => meta.len(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read {shown}: {e}")),
+        let Some(bytes) = crate::small_file::read_small_file(path, MAX_LOCK_BYTES, "the lockfile")?
+        else {
+            return Ok(None);
         };
-        if size > MAX_LOCK_BYTES {
-            return Err(format!(
-                "{shown} is {size} bytes; the most accepted is {MAX_LOCK_BYTES}"
-            ));
-        }
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let text = String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text"))?;
         let lock: Lockfile = toml::from_str(&text).map_err(|e| {
             format!(
                 "{shown} is not a valid lockfile: {}; run `toolhost lock` to write it anew",

@@ -40,12 +40,12 @@ impl OciLoader {
 
     /// A loader for one entry outside a config: no lockfile, no rules, no
     /// store.
-    pub(super) fn standalone(loaded: &LoadedConfig, base: &std::path::Path) -> Self {
+    pub(super) fn standalone(base: &std::path::Path) -> Self {
         Self {
             trust: Ok(TrustRules::default()),
             lock: Ok(None),
             store: None,
-            registries: loaded.config.registries.clone(),
+            registries: Vec::new(),
             base: base.to_path_buf(),
         }
     }

@@ -184,7 +184,7 @@ impl Registry {
             .oci
             .auth(reference.oci(), &auth, operation)
             .await
-            .map_err(|e| self.auth_error(e.to_string()))?;
+            .map_err(|e| self.auth_error(error_chain(&e)))?;
         let header = match (token, &auth) {
             (Some(token), _) => Some(format!("Bearer {token}")),
             (None, RegistryAuth::Basic(user, password)) => {
@@ -213,14 +213,12 @@ impl Registry {
     }
 
     fn auth_error(&self, why: String) -> OciError {
-        let why = if why.contains("error sending request") || why.contains("connect") {
+        if why.contains("error sending request") || why.contains("connect") {
             return OciError::new(
                 OciErrorKind::Unreachable,
                 format!("cannot reach registry {}: {why}", self.host),
             );
-        } else {
-            why
-        };
+        }
         OciError::new(
             OciErrorKind::Unauthorized,
             format!(
@@ -387,13 +385,7 @@ impl Registry {
     }
 
     fn send_error(&self, error: reqwest::Error) -> OciError {
-        let mut text = error.to_string();
-        let mut source = std::error::Error::source(&error);
-        while let Some(inner) = source {
-            text.push_str(": ");
-            text.push_str(&inner.to_string());
-            source = inner.source();
-        }
+        let text = error_chain(&error);
         let kind = if error.is_connect() || error.is_timeout() {
             OciErrorKind::Unreachable
         } else {
@@ -522,6 +514,22 @@ fn too_large(what: &str, size: u64, limit: u64) -> OciError {
             "{what} is {size} bytes or more, past the most accepted ({limit} bytes); nothing was kept"
         ),
     )
+}
+
+/// An error with its sources, which hold the cause (a TLS certificate, a
+/// refused connection) under reqwest's and `oci-client`'s own words.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        let more = inner.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = inner.source();
+    }
+    text
 }
 
 /// Lowercase hex of `bytes`.

@@ -76,18 +76,11 @@ pub(crate) fn credentials_for(registry: &str) -> Result<Credentials, String> {
         return Ok(Credentials::Anonymous);
     };
     let shown = path.display();
-    let size = match std::fs::metadata(&path) {
-        Ok(meta) => meta.len(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Credentials::Anonymous),
-        Err(e) => return Err(format!("cannot read the Docker config {shown}: {e}")),
+    let Some(text) =
+        crate::small_file::read_small_file(&path, MAX_DOCKER_CONFIG_BYTES, "the Docker config")?
+    else {
+        return Ok(Credentials::Anonymous);
     };
-    if size > MAX_DOCKER_CONFIG_BYTES {
-        return Err(format!(
-            "the Docker config {shown} is larger than {MAX_DOCKER_CONFIG_BYTES} bytes"
-        ));
-    }
-    let text =
-        std::fs::read(&path).map_err(|e| format!("cannot read the Docker config {shown}: {e}"))?;
     let config: DockerConfig = serde_json::from_slice(&text)
         .map_err(|e| format!("the Docker config {shown} is not valid JSON: {e}"))?;
     let Some(entry) = find_entry(&config, registry) else {

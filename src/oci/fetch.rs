@@ -140,9 +140,8 @@ impl OciContext<'_> {
             Some((digest, PinSource::Entry))
                 if reference.digest().is_none() && (request.online || !self.kept(digest)) =>
             {
-                let connected = self.connect(reference).await?;
-                let resolved = resolve(&connected, reference, self.store).await?;
-                registry = Some(connected);
+                let connected = self.registry(&mut registry, reference).await?;
+                let resolved = resolve(connected, reference, self.store).await?;
                 if *digest != resolved {
                     return Err(OciError::new(
                         OciErrorKind::NotVerified,
@@ -158,10 +157,8 @@ impl OciContext<'_> {
             Some((digest, _)) => digest.clone(),
             None if rule.is_none() && !request.locking => return Err(unpinned(request)),
             None => {
-                let connected = self.connect(reference).await?;
-                let resolved = resolve(&connected, reference, self.store).await?;
-                registry = Some(connected);
-                resolved
+                let connected = self.registry(&mut registry, reference).await?;
+                resolve(connected, reference, self.store).await?
             }
         };
         let verified = match rule {
@@ -201,22 +198,13 @@ impl OciContext<'_> {
         {
             return Ok(verified.how);
         }
-        let connected = match registry.take() {
-            Some(r) => r,
-            None => self.connect(request.reference).await?,
-        };
-        let evidence = find_evidence(&connected, request.reference, digest).await;
-        *registry = Some(connected);
-        let evidence = evidence?;
+        let connected = self.registry(registry, request.reference).await?;
+        let evidence = find_evidence(connected, request.reference, digest).await?;
         match rule.verify(digest, &evidence) {
             Ok(verified) => {
                 if let Some(store) = self.store {
-                    let kept: Vec<Evidence> = evidence
-                        .iter()
-                        .filter(|e| rule.verify(digest, std::slice::from_ref(e)).is_ok())
-                        .cloned()
-                        .collect();
-                    if let Err(e) = store.write_evidence(digest, &kept) {
+                    let kept = &evidence[verified.index..=verified.index];
+                    if let Err(e) = store.write_evidence(digest, kept) {
                         tracing::warn!("cannot keep the verified signature of {digest}: {e}");
                     }
                 }
@@ -359,11 +347,8 @@ impl OciContext<'_> {
     }
 
     fn keep(&self, digest: &str, bytes: &[u8]) {
-        if let Some(store) = self.store
-            && !store.has_blob(digest)
-            && let Err(e) = store.write_blob(digest, bytes)
-        {
-            tracing::warn!("cannot keep {digest} in {}: {e}", store.dir().display());
+        if let Some(store) = self.store {
+            store.keep_blob(digest, bytes);
         }
     }
 }
@@ -388,11 +373,8 @@ pub(crate) async fn resolve(
         )
         .await?;
     let digest = format!("sha256:{}", hex(&Sha256::digest(&body.bytes)));
-    if let Some(store) = store
-        && !store.has_blob(&digest)
-        && let Err(e) = store.write_blob(&digest, &body.bytes)
-    {
-        tracing::warn!("cannot keep {digest}: {e}");
+    if let Some(store) = store {
+        store.keep_blob(&digest, &body.bytes);
     }
     Ok(digest)
 }

@@ -12,11 +12,9 @@ use crate::trust::{
     SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE, SigningKey, simple_signing_payload,
 };
 
-use super::client::{Registry, hex};
-use super::fetch::{OciContext, block_on, resolve};
-use super::layout::{
-    MANIFEST_TYPES, MAX_MANIFEST_BYTES, Manifest, OCI_MANIFEST, WASM_CONFIG, WASM_LAYER,
-};
+use super::client::{Registry, error_chain, hex};
+use super::fetch::{OciContext, block_on};
+use super::layout::{MANIFEST_TYPES, MAX_MANIFEST_BYTES, OCI_MANIFEST, WASM_CONFIG, WASM_LAYER};
 use super::reference::OciReference;
 use super::signatures::signature_tag;
 use super::{OciError, OciErrorKind};
@@ -55,7 +53,12 @@ impl OciContext<'_> {
                 .oci()
                 .auth(reference.oci(), &auth, RegistryOperation::Push)
                 .await
-                .map_err(|e| push_error(&registry, format!("signing in to push: {}", chain(&e))))?;
+                .map_err(|e| {
+                    push_error(
+                        &registry,
+                        format!("signing in to push: {}", error_chain(&e)),
+                    )
+                })?;
             let digest = push_component(&registry, reference, component).await?;
             let signature_tag = match key {
                 Some(key) => Some(sign(&registry, reference, &digest, key).await?),
@@ -68,30 +71,6 @@ impl OciContext<'_> {
             })
         })?
     }
-
-    /// The digest `reference` resolves to now (blocking).
-    pub fn resolve(&self, reference: &OciReference) -> Result<String, OciError> {
-        block_on(async {
-            let registry = self.connect(reference).await?;
-            resolve(&registry, reference, self.store).await
-        })?
-    }
-}
-
-/// An error with its sources: `oci-client` puts the cause (a TLS
-/// certificate, a refused connection) in them.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(inner) = source {
-        let more = inner.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = inner.source();
-    }
-    text
 }
 
 fn push_error(registry: &Registry, why: String) -> OciError {
@@ -151,7 +130,7 @@ async fn push_blob(
         .map_err(|e| {
             push_error(
                 registry,
-                format!("cannot push blob {digest}: {}", chain(&e)),
+                format!("cannot push blob {digest}: {}", error_chain(&e)),
             )
         })?;
     Ok((digest, size))
@@ -176,7 +155,10 @@ async fn push_manifest(
         .map_err(|e| {
             push_error(
                 registry,
-                format!("cannot push the manifest to {reference}: {}", chain(&e)),
+                format!(
+                    "cannot push the manifest to {reference}: {}",
+                    error_chain(&e)
+                ),
             )
         })?;
     Ok(digest)
@@ -282,13 +264,14 @@ async fn existing_signature_layers(
         .await
     {
         Ok(body) => {
-            Manifest::parse(&body.bytes, body.content_type.as_deref()).map_err(|e| {
+            // Kept as JSON: the layers go back into the new manifest as
+            // they are, annotations and all.
+            let value: Value = serde_json::from_slice(&body.bytes).map_err(|e| {
                 OciError::new(
                     OciErrorKind::Refused,
-                    format!("the existing signature manifest: {e}"),
+                    format!("the existing signature manifest is not JSON: {e}"),
                 )
             })?;
-            let value: Value = serde_json::from_slice(&body.bytes).unwrap_or(Value::Null);
             Ok(value["layers"]
                 .as_array()
                 .map(|layers| {

@@ -106,15 +106,7 @@ fn read_ca_file(path: &Path) -> Result<Vec<Vec<u8>>, String> {
     use rustls_pki_types::CertificateDer;
     use rustls_pki_types::pem::PemObject;
     let shown = path.display();
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read the registry's ca_file {shown}: {e}"))?
-        .len();
-    if size > MAX_CA_BYTES {
-        return Err(format!(
-            "the ca_file {shown} is {size} bytes; at most {MAX_CA_BYTES}"
-        ));
-    }
-    let text = std::fs::read(path).map_err(|e| format!("cannot read the ca_file {shown}: {e}"))?;
+    let text = crate::small_file::read_required_file(path, MAX_CA_BYTES, "the registry's ca_file")?;
     let certs: Vec<Vec<u8>> = CertificateDer::pem_slice_iter(&text)
         .map(|c| c.map(|c| c.to_vec()))
         .collect::<Result<_, _>>()

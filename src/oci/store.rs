@@ -92,9 +92,16 @@ impl PullStore {
         self.dir.exists(Self::blob_name(digest))
     }
 
-    /// Keeps `bytes` as blob `digest` (they must hash to it).
-    pub(crate) fn write_blob(&self, digest: &str, bytes: &[u8]) -> std::io::Result<()> {
-        private_dir::write_file(&self.dir, &Self::blob_name(digest), bytes)
+    /// Keeps `bytes` as blob `digest` (they must hash to it) unless it is
+    /// kept already; a failure is logged, not returned (the blob is pulled
+    /// again next time).
+    pub(crate) fn keep_blob(&self, digest: &str, bytes: &[u8]) {
+        if self.has_blob(digest) {
+            return;
+        }
+        if let Err(e) = private_dir::write_file(&self.dir, &Self::blob_name(digest), bytes) {
+            tracing::warn!("cannot keep {digest} in {}: {e}", self.path.display());
+        }
     }
 
     /// A pending file for blob `digest`: write, then [`PullStore::commit_blob`].

@@ -17,16 +17,8 @@ use sigstore_verify::types::{DerPublicKey, SignatureBytes};
 const MAX_KEY_BYTES: u64 = 64 * 1024;
 
 /// Reads a small text file (a key), refusing one past `MAX_KEY_BYTES`.
-pub(super) fn read_small(path: &Path, what: &str) -> Result<Vec<u8>, String> {
-    let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {what} {shown}: {e}"))?;
-    if meta.len() > MAX_KEY_BYTES {
-        return Err(format!(
-            "{what} {shown} is {} bytes; a key file is at most {MAX_KEY_BYTES}",
-            meta.len()
-        ));
-    }
-    std::fs::read(path).map_err(|e| format!("cannot read {what} {shown}: {e}"))
+fn read_small(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    crate::small_file::read_required_file(path, MAX_KEY_BYTES, what)
 }
 
 /// A public key from a PEM file (`-----BEGIN PUBLIC KEY-----`: ECDSA

@@ -66,6 +66,8 @@ pub struct Verified {
     /// How, in words: `cosign signature by key keys/acme.pub`, `Sigstore
     /// bundle by dev@example.com (issuer https://…), logged`.
     pub how: String,
+    /// Which of the evidence given to [`TrustRule::verify`] it was.
+    pub index: usize,
 }
 
 /// Why a rule found no valid signature: one line per signature found

@@ -171,15 +171,8 @@ fn anchored(pattern: &str) -> Result<Regex, String> {
 
 fn read_trusted_root(path: &Path) -> Result<TrustedRoot, String> {
     let shown = path.display();
-    let meta = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read the trusted root {shown}: {e}"))?;
-    if meta.len() > MAX_TRUSTED_ROOT_BYTES {
-        return Err(format!(
-            "the trusted root {shown} is larger than {MAX_TRUSTED_ROOT_BYTES} bytes"
-        ));
-    }
     let bytes =
-        std::fs::read(path).map_err(|e| format!("cannot read the trusted root {shown}: {e}"))?;
+        crate::small_file::read_required_file(path, MAX_TRUSTED_ROOT_BYTES, "the trusted root")?;
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("the trusted root {shown} is not UTF-8 JSON"))?;
     TrustedRoot::from_json(&text).map_err(|e| {
@@ -238,9 +231,9 @@ impl TrustRule {
     /// `digest`, else what was wrong with each.
     pub fn verify(&self, digest: &str, evidence: &[Evidence]) -> Result<Verified, NotVerified> {
         let mut found = Vec::new();
-        for item in evidence {
+        for (index, item) in evidence.iter().enumerate() {
             match self.check(digest, item) {
-                Ok(how) => return Ok(Verified { how }),
+                Ok(how) => return Ok(Verified { how, index }),
                 Err(why) => found.push(format!("{}: {why}", item.found_at())),
             }
         }
