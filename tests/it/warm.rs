@@ -82,10 +82,20 @@ fn fuel_and_time_start_afresh_for_every_call() {
         call(&manager, "h_sleep", json!({"ms": 5000})),
         "Error: tool 'h_sleep' exceeded its time limit of 400 ms."
     );
-    assert_eq!(
-        call(&manager, "h_spin", json!({})),
-        "Error: tool 'h_spin' ran out of fuel (limit 200000000)."
-    );
+    // Fuel is checked with time to spare, so that a loaded machine's slow
+    // spin cannot reach the time limit first.
+    let limits = Limits {
+        timeout_ms: 60_000,
+        ..tight_limits()
+    };
+    let manager = manager_of(warm_hostile(limits, 1000));
+    for _ in 0..3 {
+        assert_eq!(
+            call(&manager, "h_spin", json!({})),
+            "Error: tool 'h_spin' ran out of fuel (limit 200000000)."
+        );
+        assert_eq!(counter(&manager), "1 1", "a fresh instance, fresh fuel");
+    }
 }
 
 #[test]
