@@ -13,7 +13,12 @@
 //! - resident memory per loaded module, and its growth over 1,000,000
 //!   isolated calls.
 
+#[path = "support/faults.rs"]
+mod faults;
+
 use std::hint::black_box;
+
+use faults::thread_faults;
 use std::path::{Path, PathBuf};
 
 use std::process::Command;
@@ -37,6 +42,7 @@ struct Counts {
     throughput: usize,
     language_throughput: usize,
     long_run: usize,
+    python_long_run: usize,
 }
 
 fn counts() -> Counts {
@@ -47,6 +53,7 @@ fn counts() -> Counts {
             throughput: 1_000,
             language_throughput: 20,
             long_run: 20_000,
+            python_long_run: 500,
         }
     } else {
         Counts {
@@ -55,6 +62,7 @@ fn counts() -> Counts {
             throughput: 40_000,
             language_throughput: 2_000,
             long_run: 1_000_000,
+            python_long_run: 100_000,
         }
     }
 }
@@ -179,6 +187,20 @@ fn sample_ready(
     tool: &str,
     args: &Value,
 ) -> Stats {
+    sample_ready_spaced(n, runtime, module, tool, args, Duration::ZERO).0
+}
+
+/// [`sample_ready`] with `gap` of sleep before each call (after its
+/// instance is ready), as calls that come `gap` apart; also the median
+/// page faults (minor and major) the calling thread took in a call.
+fn sample_ready_spaced(
+    n: usize,
+    runtime: &Runtime,
+    module: &WasmModule,
+    tool: &str,
+    args: &Value,
+    gap: Duration,
+) -> (Stats, u64) {
     let manager = manager_of(module.clone());
     let call = tool_call(tool, args);
     let wait = || {
@@ -188,8 +210,26 @@ fn sample_ready(
             assert!(Instant::now() < until, "no instance was made ahead");
             std::thread::yield_now();
         }
+        if !gap.is_zero() {
+            std::thread::sleep(gap);
+        }
     };
-    sample(n, wait, || manager.call(&call))
+    let mut faults = Vec::with_capacity(n);
+    let before = std::cell::Cell::new(0);
+    let stats = sample(
+        n,
+        || {
+            wait();
+            before.set(thread_faults());
+        },
+        || {
+            let answer = manager.call(&call);
+            faults.push(thread_faults().saturating_sub(before.get()));
+            answer
+        },
+    );
+    faults.sort_unstable();
+    (stats, faults[faults.len() / 2])
 }
 
 fn sample_plain(n: usize, module: &WasmModule, tool: &str, args: &Value) -> Stats {
@@ -204,6 +244,11 @@ fn sample_plain(n: usize, module: &WasmModule, tool: &str, args: &Value) -> Stat
 /// frameworks' own ToolManager does it: a dict lookup, `json.loads`, the
 /// call. Timed per call in Python, by Python.
 fn python_dispatch(n: usize) -> Stats {
+    python_dispatch_spaced(n, Duration::ZERO)
+}
+
+/// [`python_dispatch`] with `gap` of sleep before each call (unmeasured).
+fn python_dispatch_spaced(n: usize, gap: Duration) -> Stats {
     const SCRIPT: &str = r#"
 import json, sys, time
 class Echo:
@@ -227,11 +272,14 @@ def dispatch(tool_call):
 call = {"id": "call_1", "type": "function",
         "function": {"name": "echo", "arguments": json.dumps({"text": "hello"})}}
 n = int(sys.argv[1])
+gap = int(sys.argv[2]) / 1e9
 clock = time.perf_counter_ns
 for _ in range(n // 10 + 3):
     dispatch(call)
 samples = []
 for _ in range(n):
+    if gap:
+        time.sleep(gap)
     started = clock()
     dispatch(call)
     samples.append(clock() - started)
@@ -239,7 +287,7 @@ samples.sort()
 print(samples[n // 2], samples[round((n - 1) * 0.99)])
 "#;
     let output = Command::new("python3")
-        .args(["-c", SCRIPT, &n.to_string()])
+        .args(["-c", SCRIPT, &n.to_string(), &gap.as_nanos().to_string()])
         .output()
         .expect("python3 runs (the bench needs Python 3)");
     assert!(output.status.success(), "{output:?}");
@@ -264,6 +312,18 @@ fn resident_bytes() -> u64 {
         .and_then(|p| p.parse().ok())
         .unwrap_or(0);
     pages * 4096
+}
+
+/// `RssAnon` of `/proc/self/status`: resident memory that is not a mapped
+/// file (the compiled code and memory images are files).
+fn anonymous_resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("RssAnon:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        * 1024
 }
 
 fn mib(bytes: i64) -> String {
@@ -416,31 +476,49 @@ fn echo_calls(counts: &Counts, echo: &[u8]) {
     );
 }
 
+/// Gaps between calls at which the made-ahead calls are also measured.
+const GAPS: [Duration; 2] = [Duration::from_millis(2), Duration::from_millis(10)];
+
 fn language_calls(counts: &Counts, repo: &Repo) {
     let n = counts.language;
     println!("## The example tools of language runtimes ({n} calls each)\n");
-    println!("| tool | fresh instance, made during the call | made ahead | warm |");
-    println!("|---|---|---|---|");
+    println!(
+        "| tool | fresh instance, made during the call | made ahead | page faults in a made-ahead \
+         call (median) | made ahead, calls 2 ms apart | made ahead, calls 10 ms apart | warm |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     let plain = runtime(no_ready(PoolConfig::default()));
     let ready = runtime(PoolConfig::default());
+    let cell = |s: Stats| format!("{} (p99 {})", us(s.median), us(s.p99));
     for example in examples() {
         let bytes = example_bytes(repo, example.module);
         let args = &example.arguments;
         let fresh = sample_plain(n, &load(&plain, example.module, &bytes), example.tool, args);
         let module = load(&ready, example.module, &bytes);
-        let made_ahead = sample_ready(n, &ready, &module, example.tool, args);
+        let (made_ahead, faults) =
+            sample_ready_spaced(n, &ready, &module, example.tool, args, Duration::ZERO);
+        let spaced =
+            GAPS.map(|gap| sample_ready_spaced(n, &ready, &module, example.tool, args, gap).0);
         let warm = load(&ready, example.module, &bytes).with_warm(Warm::default());
         let warm = sample_plain(n, &warm, example.tool, args);
-        let cell = |s: Stats| format!("{} (p99 {})", us(s.median), us(s.p99));
         println!(
-            "| {} `{}` | {} | {} | {} |",
+            "| {} `{}` | {} | {} | {faults} | {} | {} | {} |",
             example.language,
             example.tool,
             cell(fresh),
             cell(made_ahead),
+            cell(spaced[0]),
+            cell(spaced[1]),
             cell(warm)
         );
     }
+    let python = GAPS.map(|gap| python_dispatch_spaced(n, gap));
+    println!(
+        "| plain Python in-process dispatch of echo, for scale | | {} | | {} | {} | |",
+        cell(python_dispatch(n)),
+        cell(python[0]),
+        cell(python[1])
+    );
     println!();
 }
 
@@ -597,4 +675,59 @@ fn memory(counts: &Counts, repo: &Repo, echo: &[u8]) {
         mib(after as i64 - before as i64),
         done as f64 / elapsed.as_secs_f64()
     );
+    python_memory(counts, repo, &runtime);
+}
+
+/// The resident memory of the pool over many isolated Python calls, against
+/// its bound: (calls in flight + warm slots + instances made ahead) x what
+/// one slot keeps resident.
+fn python_memory(counts: &Counts, repo: &Repo, runtime: &Runtime) {
+    let stats = examples().into_iter().next().expect("the Python example");
+    let module = load(runtime, stats.module, &example_bytes(repo, stats.module));
+    let mut manager = manager_of(module);
+    let threads = 2;
+    manager.set_max_parallel(threads);
+    let batch: Vec<Value> = (0..1_000.min(counts.python_long_run))
+        .map(|_| tool_call(stats.tool, &stats.arguments))
+        .collect();
+    let before = anonymous_resident_bytes();
+    let started = Instant::now();
+    let mut done = 0;
+    let mut checkpoints = Vec::new();
+    while done < counts.python_long_run {
+        let answers = manager.call_many(&batch);
+        assert!(
+            answers
+                .iter()
+                .all(|a| !a["content"].as_str().unwrap_or("").starts_with("Error")),
+            "a Python call failed"
+        );
+        done += batch.len();
+        if done % (counts.python_long_run / 4).max(1) == 0 {
+            checkpoints.push(format!(
+                "{} after {done}",
+                mib(anonymous_resident_bytes() as i64 - before as i64)
+            ));
+        }
+    }
+    let elapsed = started.elapsed();
+    let after = anonymous_resident_bytes();
+    let pool = PoolConfig::default();
+    let slots = threads as u64 + u64::from(pool.warm_slots) + u64::from(pool.ready_per_module);
+    let growth = after as i64 - before as i64;
+    println!(
+        "Anonymous resident memory (RssAnon) over {done} isolated Python `{}` calls (2 threads, \
+         default [pool]): {} before the first, {} after the last, growth {} ({:.0} calls/s): \
+         {} for each of the {slots} slots that can hold a Python instance's memory at once \
+         ({threads} calls in flight, {} warm slots, {} made ahead).",
+        stats.tool,
+        mib(before as i64),
+        mib(after as i64),
+        mib(growth),
+        done as f64 / elapsed.as_secs_f64(),
+        mib(growth / slots as i64),
+        pool.warm_slots,
+        pool.ready_per_module,
+    );
+    println!("Growth along the way: {}.", checkpoints.join(", "));
 }

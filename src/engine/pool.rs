@@ -49,8 +49,10 @@ const MAX_READY_IDLE_MS: u64 = 86_400_000;
 /// `instances` (or `memories`, or `tables`) calls at once, a call gets an
 /// instance allocated on demand, which is slower but otherwise the same.
 /// Each memory slot reserves a little over 4 GiB of address space (not
-/// memory); `keep_resident_kib` of a slot's memory stays resident after a
-/// call so the next one does not fault it in again.
+/// memory). After a call, a slot keeps resident exactly the pages of
+/// linear memory its instances dirtied, reset, up to `keep_resident_kib`
+/// (with the `PAGEMAP_SCAN` reset), so the next instance does not fault
+/// them in again; a module's slots hold its own dirty set and no more.
 ///
 /// ```
 /// let pool: toolhost::PoolConfig = toml::from_str("instances = 64\nmemories = 128").unwrap();
@@ -70,7 +72,8 @@ pub struct PoolConfig {
     pub memories: u32,
     /// Tables at once (a component has one or a few per core module).
     pub tables: u32,
-    /// Linear memory of a slot kept resident after a call, in KiB.
+    /// Linear memory of a slot kept resident after a call, at most, in KiB
+    /// (the dirty pages, reset; the rest is given back to the kernel).
     pub keep_resident_kib: u32,
     /// Slots that keep memory resident for a module no call is using right
     /// now (they make that module's next call fast); the pool's resident
@@ -94,17 +97,14 @@ pub struct PoolConfig {
 /// `[pool] memory_reset`: how a slot's linear memory is wiped before its
 /// next instance.
 ///
-/// wasmtime 48's faster reset (Linux's `PAGEMAP_SCAN`, which finds the
-/// pages a call dirtied) looks only at pages that are in memory: a page the
-/// previous instance wrote that was swapped out before the reset is neither
-/// reset nor given back, and the next instance in that slot could read it.
-/// So it is used only where no page can be swapped out.
+/// The faster reset uses Linux's `PAGEMAP_SCAN` to find the pages the last
+/// instance dirtied, whether they are in memory or swapped out, and resets
+/// exactly those (toolhost's patched wasmtime 48.0.8: `vendor/README.md`).
+/// Either way every page the last instance wrote is wiped or given back.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryReset {
-    /// `PAGEMAP_SCAN` on Linux 6.7 and later when the machine has no swap
-    /// (`SwapTotal` in `/proc/meminfo`, read at start); the full reset
-    /// otherwise.
+    /// `PAGEMAP_SCAN` on Linux 6.7 and later; the full reset otherwise.
     #[default]
     Auto,
     /// Always the full reset: the kept-resident part of a slot's memory is
@@ -125,9 +125,9 @@ pub enum ResetInUse {
 impl std::fmt::Display for ResetInUse {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ResetInUse::DirtyPages => f.write_str(
-                "only the pages a call dirtied (PAGEMAP_SCAN: Linux 6.7 or later, and no swap)",
-            ),
+            ResetInUse::DirtyPages => {
+                f.write_str("only the pages a call dirtied (PAGEMAP_SCAN: Linux 6.7 or later)")
+            }
             ResetInUse::Full(why) => write!(
                 f,
                 "every kept-resident page, and the rest given back to the kernel ({why})"
@@ -224,9 +224,9 @@ impl PoolConfig {
     }
 
     /// The reset this pool uses on this machine: `memory_reset` decided
-    /// with the kernel's version and whether there is swap (both read now).
+    /// with the kernel's version (read now).
     pub fn memory_reset_in_use(&self) -> ResetInUse {
-        decide_reset(self.memory_reset, kernel_version(), swap_total_kib())
+        decide_reset(self.memory_reset, kernel_version())
     }
 
     /// wasmtime's configuration for this pool, with `reset`.
@@ -264,12 +264,9 @@ impl PoolConfig {
 const PAGEMAP_SCAN_SINCE: (u32, u32) = (6, 7);
 
 /// The reset `setting` means on a kernel of `kernel` (major, minor; `None`
-/// off Linux or unknown) with `swap_kib` of swap (`None` if unknown).
-fn decide_reset(
-    setting: MemoryReset,
-    kernel: Option<(u32, u32)>,
-    swap_kib: Option<u64>,
-) -> ResetInUse {
+/// off Linux or unknown). Swap does not matter: the patched scan resets
+/// dirty pages that were swapped out as well (`vendor/README.md`).
+fn decide_reset(setting: MemoryReset, kernel: Option<(u32, u32)>) -> ResetInUse {
     if setting == MemoryReset::Full {
         return ResetInUse::Full("[pool] memory_reset = \"full\"".into());
     }
@@ -282,14 +279,7 @@ fn decide_reset(
             kernel.0, kernel.1
         ));
     }
-    match swap_kib {
-        Some(0) => ResetInUse::DirtyPages,
-        Some(kib) => ResetInUse::Full(format!(
-            "the machine has swap (SwapTotal: {kib} kB), and wasmtime 48's PAGEMAP_SCAN reset \
-             misses the pages that were swapped out"
-        )),
-        None => ResetInUse::Full("cannot read SwapTotal from /proc/meminfo".into()),
-    }
+    ResetInUse::DirtyPages
 }
 
 /// The running kernel's version (major, minor), on Linux.
@@ -307,22 +297,6 @@ fn parse_kernel_version(release: &str) -> Option<(u32, u32)> {
     let major = numbers.next()?.parse().ok()?;
     let minor = numbers.next()?.parse().ok()?;
     Some((major, minor))
-}
-
-/// `SwapTotal` of `/proc/meminfo`, in KiB.
-fn swap_total_kib() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    parse_swap_total(&meminfo)
-}
-
-fn parse_swap_total(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("SwapTotal:"))?;
-    line.trim_start_matches("SwapTotal:")
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()
 }
 
 #[cfg(test)]
@@ -350,44 +324,27 @@ mod tests {
     }
 
     #[test]
-    fn pagemap_scan_only_on_new_kernels_without_swap() {
+    fn pagemap_scan_on_new_kernels_unless_the_full_reset_is_asked_for() {
         let auto = MemoryReset::Auto;
-        assert_eq!(
-            decide_reset(auto, Some((6, 18)), Some(0)),
-            ResetInUse::DirtyPages
-        );
-        let swap = decide_reset(auto, Some((6, 18)), Some(1024));
-        assert!(
-            matches!(&swap, ResetInUse::Full(why) if why.contains("SwapTotal: 1024 kB")),
-            "{swap}"
-        );
-        let old = decide_reset(auto, Some((6, 6)), Some(0));
+        assert_eq!(decide_reset(auto, Some((6, 18))), ResetInUse::DirtyPages);
+        assert_eq!(decide_reset(auto, Some((6, 7))), ResetInUse::DirtyPages);
+        let old = decide_reset(auto, Some((6, 6)));
         assert!(
             matches!(&old, ResetInUse::Full(why) if why.contains("Linux 6.6")),
             "{old}"
         );
+        assert!(matches!(decide_reset(auto, None), ResetInUse::Full(_)));
         assert!(matches!(
-            decide_reset(auto, Some((6, 18)), None),
-            ResetInUse::Full(_)
-        ));
-        assert!(matches!(
-            decide_reset(auto, None, Some(0)),
-            ResetInUse::Full(_)
-        ));
-        assert!(matches!(
-            decide_reset(MemoryReset::Full, Some((6, 18)), Some(0)),
+            decide_reset(MemoryReset::Full, Some((6, 18))),
             ResetInUse::Full(why) if why.contains("memory_reset")
         ));
     }
 
     #[test]
-    fn kernel_versions_and_swap_are_read() {
+    fn kernel_versions_are_read() {
         assert_eq!(parse_kernel_version("6.18.44-fc-v1098\n"), Some((6, 18)));
         assert_eq!(parse_kernel_version("5.4.0"), Some((5, 4)));
         assert_eq!(parse_kernel_version("6"), None);
-        let meminfo = "MemTotal:       24000000 kB\nSwapCached:            0 kB\nSwapTotal:        262140 kB\n";
-        assert_eq!(parse_swap_total(meminfo), Some(262_140));
-        assert_eq!(parse_swap_total("MemTotal: 1 kB\n"), None);
     }
 
     #[test]
