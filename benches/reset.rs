@@ -240,20 +240,34 @@ async fn round(
     }
 }
 
-/// The rows of `case`, one per setting, its rounds interleaved (one round
-/// with each setting in turn) so that every setting sees the same noise.
-async fn measure(engines: &[Engine], case: &Case) -> Vec<String> {
-    let bytes = std::fs::read(&case.path).expect("the component was built");
-    let artifact = engines[0].precompile_component(&bytes).expect("compiles");
-    let prepared: Vec<_> = engines.iter().map(|e| prepare(e, &artifact)).collect();
-    let mut samples: Vec<Samples> = engines.iter().map(|_| Samples::default()).collect();
-    let warm_up = (case.rounds / 10).max(3);
-    for n in 0..warm_up + case.rounds {
-        for ((engine, pre), samples) in engines.iter().zip(&prepared).zip(&mut samples) {
-            round(engine, pre, case, (n >= warm_up).then_some(samples)).await;
+/// The rows of `group` (cases with the same number of rounds), one per
+/// case and setting, their rounds interleaved (one round of each case with
+/// each setting in turn) so that every row sees the same noise.
+async fn measure(engines: &[Engine], group: &[&Case]) -> Vec<Vec<String>> {
+    let mut prepared = Vec::new();
+    for case in group {
+        let bytes = std::fs::read(&case.path).expect("the component was built");
+        let artifact = engines[0].precompile_component(&bytes).expect("compiles");
+        let each: Vec<_> = engines.iter().map(|e| prepare(e, &artifact)).collect();
+        prepared.push(each);
+    }
+    let mut samples: Vec<Vec<Samples>> = group
+        .iter()
+        .map(|_| engines.iter().map(|_| Samples::default()).collect())
+        .collect();
+    let rounds = group[0].rounds;
+    let warm_up = (rounds / 10).max(3);
+    for n in 0..warm_up + rounds {
+        for ((case, pres), samples) in group.iter().zip(&prepared).zip(&mut samples) {
+            for ((engine, pre), samples) in engines.iter().zip(pres).zip(samples.iter_mut()) {
+                round(engine, pre, case, (n >= warm_up).then_some(samples)).await;
+            }
         }
     }
-    samples.into_iter().map(Samples::cells).collect()
+    samples
+        .into_iter()
+        .map(|rows| rows.into_iter().map(Samples::cells).collect())
+        .collect()
 }
 
 fn main() {
@@ -288,6 +302,18 @@ fn main() {
             rounds: rounds(300),
         },
     ];
+    // `TOOLHOST_RESET_PYTHON_TOO=PATH`: another build of the Python example
+    // (before a change to it, say), measured in the same run.
+    let mut cases = Vec::from(cases);
+    if let Some(path) = std::env::var_os("TOOLHOST_RESET_PYTHON_TOO") {
+        cases.push(Case {
+            name: "Python `stats_mean` (TOOLHOST_RESET_PYTHON_TOO)",
+            path: path.into(),
+            tool: "mean",
+            arguments: r#"{"numbers": [1, 2, 3, 4]}"#,
+            rounds: rounds(300),
+        });
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("tokio");
@@ -300,10 +326,24 @@ fn main() {
     let engines = KEEP_RESIDENT_KIB.map(engine);
     // `TOOLHOST_RESET_ONLY=Python` measures only the cases whose name has it.
     let only = std::env::var("TOOLHOST_RESET_ONLY").unwrap_or_default();
-    for case in cases.iter().filter(|c| c.name.contains(&only)) {
-        let rows = runtime.block_on(measure(&engines, case));
-        for (keep, row) in KEEP_RESIDENT_KIB.iter().zip(rows) {
-            println!("| {} | {} MiB | {row} |", case.name, keep / 1024);
+    let chosen: Vec<&Case> = cases.iter().filter(|c| c.name.contains(&only)).collect();
+    // Cases with as many rounds are measured together, interleaved.
+    let mut groups: Vec<Vec<&Case>> = Vec::new();
+    for case in chosen {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].rounds == case.rounds && g[0].tool == case.tool)
+        {
+            Some(group) => group.push(case),
+            None => groups.push(vec![case]),
+        }
+    }
+    for group in &groups {
+        let rows = runtime.block_on(measure(&engines, group));
+        for (case, rows) in group.iter().zip(rows) {
+            for (keep, row) in KEEP_RESIDENT_KIB.iter().zip(rows) {
+                println!("| {} | {} MiB | {row} |", case.name, keep / 1024);
+            }
         }
     }
 }

@@ -192,5 +192,50 @@ class CallTest(unittest.TestCase):
         )
 
 
+class WarmUpTest(unittest.TestCase):
+    def test_each_sample_runs_as_a_call_would(self):
+        tools = Toolbox()
+        seen = []
+
+        @tools.tool(warm_up=[{"x": 1}, {"x": 2.5, "tag": "t"}])
+        def record(x: float, tag: str = "") -> float:
+            seen.append((x, tag))
+            return x
+
+        @tools.tool(warm_up={"n": 3})
+        def single(n: int) -> int:
+            seen.append(("single", n))
+            return n
+
+        @tools.tool
+        def cold() -> str:
+            raise AssertionError("a tool without warm_up is never run")
+
+        self.assertEqual(tools.warm_up(rounds=3), 9)
+        self.assertEqual(
+            seen,
+            [(1.0, "")] * 3 + [(2.5, "t")] * 3 + [("single", 3)] * 3,
+        )
+
+    def test_bad_samples_are_refused(self):
+        tools = Toolbox()
+        with self.assertRaisesRegex(TypeError, "a dict, or a list of dicts"):
+            @tools.tool(warm_up=[1, 2])
+            def f(x: int) -> int:
+                return x
+        with self.assertRaisesRegex(TypeError, "are not JSON"):
+            @tools.tool(warm_up={"x": {1, 2}})
+            def g(x: Any) -> int:
+                return 1
+
+        @tools.tool(warm_up={"x": "not a number"})
+        def h(x: int) -> int:
+            return x
+        with self.assertRaisesRegex(
+            ValueError, r"tool 'h': its warm_up arguments .* failed: invalid arguments"
+        ):
+            tools.warm_up()
+
+
 if __name__ == "__main__":
     unittest.main()

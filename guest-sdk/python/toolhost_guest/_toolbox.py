@@ -13,6 +13,10 @@ from ._schema import ArgumentError, check, kind, schema_of
 
 _NAME = re.compile(r"[A-Za-z0-9_-]+")
 
+# How many times each warm-up call runs at build time: enough for CPython's
+# adaptive interpreter to specialise the bytecode on the call's path.
+_WARM_UP_ROUNDS = 16
+
 
 class ToolError(Exception):
     """Raise it in a tool to answer the model with this error text."""
@@ -28,6 +32,8 @@ class _Tool:
     # when the author gave `parameters` and the function takes the raw dict.
     hints: dict[str, Any] | None
     required: list[str]
+    # Arguments to run the tool with at build time (see `Toolbox.warm_up`).
+    warm_up: list[dict]
 
     def info(self) -> dict:
         function: dict = {"name": self.name}
@@ -89,6 +95,21 @@ def _derive(func: Callable[..., Any]) -> tuple[dict, dict[str, Any], list[str]]:
     return parameters, annotations, required
 
 
+def _warm_up_list(warm_up: dict | list[dict] | None) -> list[dict]:
+    """`warm_up` as a list of argument dicts, each checked to be JSON."""
+    if warm_up is None:
+        return []
+    samples = [warm_up] if isinstance(warm_up, dict) else warm_up
+    if not isinstance(samples, list) or not all(isinstance(a, dict) for a in samples):
+        raise TypeError("warm_up: give the arguments as a dict, or a list of dicts")
+    for arguments in samples:
+        try:
+            json.dumps(arguments)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"warm_up: arguments {arguments!r} are not JSON: {e}") from None
+    return samples
+
+
 def _encode(value: Any) -> str:
     """A tool's return value as text for the model: strings as they are,
     anything else as JSON."""
@@ -111,7 +132,8 @@ class Toolbox:
         self._tools: dict[str, _Tool] = {}
 
     def tool(self, func: Callable[..., Any] | None = None, *, name: str | None = None,
-             description: str | None = None, parameters: dict | None = None):
+             description: str | None = None, parameters: dict | None = None,
+             warm_up: dict | list[dict] | None = None):
         """Declares a tool (a decorator, with or without arguments).
 
         - `name`: the tool's name, default the function's name.
@@ -121,14 +143,19 @@ class Toolbox:
           schema comes from the function's parameters and their type hints
           (`Annotated[T, "text"]` adds a description), and arguments are
           checked against them before the function runs.
+        - `warm_up`: arguments (a dict, or a list of them) to run the tool
+          with at build time, so that the component's snapshot holds an
+          interpreter already warmed on the tool's path and every call's
+          fresh instance starts from it (see `Toolbox.warm_up`). Give
+          typical arguments of a call that has no effect outside the tool.
         """
         def register(f: Callable[..., Any]) -> Callable[..., Any]:
-            self._add(f, name, description, parameters)
+            self._add(f, name, description, parameters, _warm_up_list(warm_up))
             return f
         return register(func) if func is not None else register
 
     def _add(self, func: Callable[..., Any], name: str | None, description: str | None,
-             parameters: dict | None) -> None:
+             parameters: dict | None, warm_up: list[dict]) -> None:
         tool_name = name or func.__name__
         if not _NAME.fullmatch(tool_name):
             raise ValueError(f"tool name {tool_name!r}: use letters, digits, '_' and '-' only")
@@ -142,7 +169,7 @@ class Toolbox:
             schema, hints, required = parameters, None, []
         self._tools[tool_name] = _Tool(
             tool_name, description if description is not None else _describe(func),
-            schema, func, hints, required)
+            schema, func, hints, required, warm_up)
 
     def tool_info(self) -> str:
         """The `tool-info` export: the schemas of every tool, as JSON text."""
@@ -167,12 +194,35 @@ class Toolbox:
         except Exception as e:  # noqa: BLE001 - every failure becomes an error text
             return False, f"{type(e).__name__}: {e}"
 
+    def warm_up(self, rounds: int = _WARM_UP_ROUNDS) -> int:
+        """Runs each tool's `warm_up` arguments `rounds` times, as `call`
+        would; returns how many calls ran. `world()` calls it, so it runs
+        at build time, when componentize-py imports the module and then
+        snapshots its memory: a fresh instance of the component starts from
+        an interpreter that has already run (and specialised) those paths,
+        which makes its first call cheaper. Raises if a warm-up call fails,
+        so that a wrong sample stops the build instead of warming nothing.
+        """
+        ran = 0
+        for tool in self._tools.values():
+            for arguments in tool.warm_up:
+                text = json.dumps(arguments)
+                for _ in range(rounds):
+                    ok, answer = self.run(tool.name, text)
+                    ran += 1
+                    if not ok:
+                        raise ValueError(
+                            f"tool {tool.name!r}: its warm_up arguments {text} failed: {answer}")
+        return ran
+
     def world(self) -> type:
         """The class componentize-py exports: assign it to `WitWorld` in the
-        module you build (`WitWorld = toolbox.world()`)."""
+        module you build (`WitWorld = toolbox.world()`). Runs `warm_up()`
+        first (at build time)."""
         import wit_world  # generated by componentize-py at build time
         from componentize_py_types import Err
 
+        self.warm_up()
         toolbox = self
 
         class WitWorld(wit_world.WitWorld):
