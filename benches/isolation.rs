@@ -6,12 +6,14 @@
 //!   component: a fresh instance allocated on demand, one from the tuned
 //!   pool, one made ahead of the call, and a warm instance; median and p99
 //!   of single calls, and the dispatch overhead of the manager;
-//! - the Python and JavaScript example tools, isolated and warm;
+//! - the Python and JavaScript example tools, isolated (with the page
+//!   faults of a made-ahead call, and calls 2 and 10 ms apart beside a
+//!   pure-Python dispatch spaced the same way) and warm;
 //! - calls per second through `call_many` on 1 and 2 threads;
 //! - loading each example module, compiling and from the compile cache, and
 //!   loading them all at once (start-up);
-//! - resident memory per loaded module, and its growth over 1,000,000
-//!   isolated calls.
+//! - resident memory per loaded module, its growth over 1,000,000 isolated
+//!   echo calls, and over 100,000 isolated Python calls.
 
 #[path = "support/faults.rs"]
 mod faults;
@@ -678,9 +680,9 @@ fn memory(counts: &Counts, repo: &Repo, echo: &[u8]) {
     python_memory(counts, repo, &runtime);
 }
 
-/// The resident memory of the pool over many isolated Python calls, against
-/// its bound: (calls in flight + warm slots + instances made ahead) x what
-/// one slot keeps resident.
+/// The anonymous resident memory over many isolated Python calls, at each
+/// quarter of them, and its growth per slot that can hold a Python
+/// instance at once (calls in flight + warm slots + instances made ahead).
 fn python_memory(counts: &Counts, repo: &Repo, runtime: &Runtime) {
     let stats = examples().into_iter().next().expect("the Python example");
     let module = load(runtime, stats.module, &example_bytes(repo, stats.module));

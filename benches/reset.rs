@@ -6,7 +6,8 @@
 //! For each component (the echo test guest, the Python and JavaScript
 //! examples) and each amount of memory kept resident per slot, it runs
 //! rounds of: a store, an instance made from an `InstancePre` (timed), its
-//! first call (timed, with the page faults the thread took), the store
+//! first call (timed, with the page faults the thread took and the fuel),
+//! a second call on the same instance (timed, for scale), the store
 //! dropped (timed). The engine is set up as toolhost's pooled engine is
 //! (fuel, epoch interruption, the pooling allocator with copy-on-write
 //! memory images, `PAGEMAP_SCAN` where the kernel has it, an empty WASI
@@ -36,8 +37,9 @@ use xtask::{Language, Repo, build_example};
 
 /// Set (to anything) for a quick run that only shows the bench works.
 const QUICK_ENV: &str = "TOOLHOST_BENCH_QUICK";
-/// Memory kept resident per slot: toolhost's old default, and enough for
-/// the Python and JavaScript examples' whole dirty set.
+/// Memory kept resident per slot: toolhost's default (which holds the Python
+/// and JavaScript examples' whole dirty set), and 16 times that, where a
+/// reset that resets more than the dirty pages shows in the drop.
 const KEEP_RESIDENT_KIB: [usize; 2] = [1024, 16 * 1024];
 
 /// A component, the call measured on it, and how many rounds.
