@@ -9,6 +9,10 @@
 //! - the Python and JavaScript example tools, isolated (with the page
 //!   faults of a made-ahead call, and calls 2 and 10 ms apart beside a
 //!   pure-Python dispatch spaced the same way) and warm;
+//! - code execution: one Python expression evaluated in a fresh sandbox
+//!   per call, by a componentize-py `eval` tool (`tests/guests-py/eval`)
+//!   and by pyeryx 0.11 (`TOOLHOST_PYERYX_PYTHON`; the row is skipped,
+//!   saying so, where there is no pyeryx);
 //! - calls per second through `call_many` on 1 and 2 threads;
 //! - loading each example module, compiling and from the compile cache, and
 //!   loading them all at once (start-up);
@@ -17,6 +21,8 @@
 
 #[path = "support/faults.rs"]
 mod faults;
+#[path = "support/pyeryx.rs"]
+mod pyeryx;
 
 use std::hint::black_box;
 
@@ -32,7 +38,7 @@ use toolhost::{
     Arguments, Limits, PoolConfig, Runtime, Tool, ToolError, ToolInfo, ToolManager, Warm,
     WasmModule, bundled_module,
 };
-use xtask::{Language, Repo, build_example};
+use xtask::{Language, Repo, build_example, build_python_component};
 
 /// Set (to anything) for a quick run that only shows the bench works.
 const QUICK_ENV: &str = "TOOLHOST_BENCH_QUICK";
@@ -91,7 +97,17 @@ impl Stats {
 
 /// `n` samples of `call` after `n / 10` (at least 3) unmeasured ones;
 /// `prepare` runs before each, unmeasured.
-fn sample(n: usize, mut prepare: impl FnMut(), mut call: impl FnMut() -> String) -> Stats {
+fn sample(n: usize, prepare: impl FnMut(), call: impl FnMut() -> String) -> Stats {
+    sample_around(n, prepare, call, || {})
+}
+
+/// [`sample`] with `after` run after each measured call, unmeasured too.
+fn sample_around(
+    n: usize,
+    mut prepare: impl FnMut(),
+    mut call: impl FnMut() -> String,
+    mut after: impl FnMut(),
+) -> Stats {
     for _ in 0..(n / 10).max(3) {
         prepare();
         call();
@@ -101,7 +117,9 @@ fn sample(n: usize, mut prepare: impl FnMut(), mut call: impl FnMut() -> String)
             prepare();
             let started = Instant::now();
             black_box(call());
-            started.elapsed()
+            let took = started.elapsed();
+            after();
+            took
         })
         .collect();
     Stats::of(samples)
@@ -218,20 +236,31 @@ fn sample_ready_spaced(
     };
     let mut faults = Vec::with_capacity(n);
     let before = std::cell::Cell::new(0);
-    let stats = sample(
+    let stats = sample_around(
         n,
         || {
             wait();
             before.set(thread_faults());
         },
-        || {
-            let answer = manager.call(&call);
-            faults.push(thread_faults().saturating_sub(before.get()));
-            answer
-        },
+        || manager.call(&call),
+        || faults.push(thread_faults().saturating_sub(before.get())),
     );
     faults.sort_unstable();
     (stats, faults[faults.len() / 2])
+}
+
+/// Samples `tool` on `module` with `gap` of sleep before each call, as
+/// calls that come `gap` apart (back to back when zero): the caller does
+/// not wait for an instance made ahead.
+fn sample_spaced(n: usize, module: &WasmModule, tool: &str, args: &Value, gap: Duration) -> Stats {
+    let manager = manager_of(module.clone());
+    let call = tool_call(tool, args);
+    let pause = || {
+        if !gap.is_zero() {
+            std::thread::sleep(gap);
+        }
+    };
+    sample(n, pause, || manager.call(&call))
 }
 
 fn sample_plain(n: usize, module: &WasmModule, tool: &str, args: &Value) -> Stats {
@@ -390,6 +419,7 @@ fn main() {
 
     echo_calls(&counts, &echo);
     language_calls(&counts, &repo);
+    code_execution(&counts, &repo);
     throughput(&counts, &echo, &repo);
     loads(&repo, &echo);
     memory(&counts, &repo, &echo);
@@ -522,6 +552,79 @@ fn language_calls(counts: &Counts, repo: &Repo) {
         cell(python[1])
     );
     println!();
+}
+
+/// The expression both sides of the code-execution row evaluate, and the
+/// `repr` of its value.
+const EXPRESSION: (&str, &str) = ("sum(i * i for i in range(10))", "285");
+
+/// The `eval` test tool, built with componentize-py.
+fn eval_component(repo: &Repo) -> Vec<u8> {
+    let app = repo.root().join("tests/guests-py/eval");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-eval.wasm");
+    let built = build_python_component(repo, &app, &[&repo.wit_dir()], "tool", &out)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    std::fs::read(built).expect("the eval component was built")
+}
+
+/// One Python expression in a fresh sandbox per call: toolhost's `eval`
+/// tool (default `[pool]`: instances made ahead) against pyeryx's
+/// `Sandbox.execute`, back to back and 2 ms apart.
+fn code_execution(counts: &Counts, repo: &Repo) {
+    let n = counts.language;
+    let (expression, expected) = EXPRESSION;
+    println!("## Code execution: `{expression}` in a fresh sandbox per call ({n} calls each)\n");
+    let runtime = runtime(PoolConfig::default());
+    let module = load(&runtime, "eval", &eval_component(repo));
+    let args = json!({ "expression": expression });
+    let answer = manager_of(module.clone()).call(&tool_call("eval_eval", &args));
+    assert_eq!(answer, expected, "the eval tool's answer");
+    let gaps = [Duration::ZERO, GAPS[0]];
+    let toolhost = gaps.map(|gap| sample_spaced(n, &module, "eval_eval", &args, gap));
+    let cell = |s: Stats| format!("{} (p99 {})", us(s.median), us(s.p99));
+    println!("| sandbox | back to back | 2 ms apart |");
+    println!("|---|---|---|");
+    println!(
+        "| toolhost, componentize-py `eval` tool | {} | {} |",
+        cell(toolhost[0]),
+        cell(toolhost[1])
+    );
+    let peer: Result<Vec<pyeryx::Measured>, String> = gaps
+        .iter()
+        .map(|gap| pyeryx::measure(expression, expected, n, *gap))
+        .collect();
+    match peer {
+        Ok(peer) => {
+            let cell = |m: &pyeryx::Measured| {
+                cell(Stats {
+                    median: m.median,
+                    p99: m.p99,
+                })
+            };
+            println!(
+                "| pyeryx {} `Sandbox.execute` | {} | {} |",
+                peer[0].version,
+                cell(&peer[0]),
+                cell(&peer[1])
+            );
+            let times = |m: &pyeryx::Measured, t: &Stats| {
+                format!(
+                    "{} (p99 {})",
+                    ratio(m.median, t.median),
+                    ratio(m.p99, t.p99)
+                )
+            };
+            println!(
+                "| pyeryx vs toolhost | {} | {} |\n",
+                times(&peer[0], &toolhost[0]),
+                times(&peer[1], &toolhost[1])
+            );
+        }
+        Err(why) => println!(
+            "\nThe pyeryx row is skipped: {why}. To include it: {}.\n",
+            pyeryx::INSTALL
+        ),
+    }
 }
 
 fn throughput(counts: &Counts, echo: &[u8], repo: &Repo) {

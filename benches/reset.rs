@@ -43,8 +43,9 @@ const QUICK_ENV: &str = "TOOLHOST_BENCH_QUICK";
 const KEEP_RESIDENT_KIB: [usize; 2] = [1024, 16 * 1024];
 
 /// A component, the call measured on it, and how many rounds.
+#[derive(Clone)]
 struct Case {
-    name: &'static str,
+    name: String,
     path: PathBuf,
     tool: &'static str,
     arguments: &'static str,
@@ -209,6 +210,7 @@ async fn round(
     let instance = pre.instantiate_async(&mut store).await.expect("instance");
     let instantiated = Instant::now();
     let before = thread_faults();
+    let calling = Instant::now();
     let func = instance
         .get_typed_func::<(&str, &str), (Result<String, String>,)>(&mut store, *call)
         .expect("the `call` export");
@@ -234,7 +236,7 @@ async fn round(
     let dropped = dropping.elapsed();
     if let Some(samples) = samples {
         samples.made.push(instantiated - started);
-        samples.first.push(called - instantiated);
+        samples.first.push(called - calling);
         samples.faults.push(faults);
         samples.dropped.push(dropped);
         samples.second.push(second);
@@ -283,39 +285,47 @@ fn main() {
     let example = |language| build_example(&repo, language).unwrap_or_else(|e| panic!("{e:#}"));
     let cases = [
         Case {
-            name: "Rust echo",
+            name: "Rust echo".into(),
             path: toolhost_testkit::guest("guest-echo"),
             tool: "echo",
             arguments: r#"{"text": "hello"}"#,
             rounds: rounds(2_000),
         },
         Case {
-            name: "Python `stats_mean`",
+            name: "Python `stats_mean`".into(),
             path: example(Language::Python),
             tool: "mean",
             arguments: r#"{"numbers": [1, 2, 3, 4]}"#,
             rounds: rounds(300),
         },
         Case {
-            name: "JavaScript `url_parse`",
+            name: "JavaScript `url_parse`".into(),
             path: example(Language::JavaScript),
             tool: "parse",
             arguments: r#"{"url": "https://example.com/a?b=1"}"#,
             rounds: rounds(300),
         },
     ];
-    // `TOOLHOST_RESET_PYTHON_TOO=PATH`: another build of the Python example
-    // (before a change to it, say), measured in the same run.
+    // `TOOLHOST_RESET_PYTHON_TOO=PATH` (`TOOLHOST_RESET_JS_TOO=PATH`):
+    // another build of the Python (JavaScript) example, before a change to
+    // it, say, measured in the same run, its rounds interleaved.
     let mut cases = Vec::from(cases);
-    if let Some(path) = std::env::var_os("TOOLHOST_RESET_PYTHON_TOO") {
-        cases.push(Case {
-            name: "Python `stats_mean` (TOOLHOST_RESET_PYTHON_TOO)",
-            path: path.into(),
-            tool: "mean",
-            arguments: r#"{"numbers": [1, 2, 3, 4]}"#,
-            rounds: rounds(300),
-        });
-    }
+    let also = [
+        ("TOOLHOST_RESET_PYTHON_TOO", &cases[1]),
+        ("TOOLHOST_RESET_JS_TOO", &cases[2]),
+    ];
+    let also: Vec<Case> = also
+        .into_iter()
+        .filter_map(|(variable, like)| {
+            let path = std::env::var_os(variable)?;
+            Some(Case {
+                name: format!("{} ({variable})", like.name),
+                path: path.into(),
+                ..like.clone()
+            })
+        })
+        .collect();
+    cases.extend(also);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("tokio");

@@ -6,6 +6,10 @@ import { Toolbox, ToolError } from "../../guest-sdk/js/toolhost-guest.js";
 
 const tools = new Toolbox();
 
+// Each tool runs a few times at build time with typical arguments
+// (`warmUp`), so that every call's fresh instance starts from an engine that
+// has already compiled and run its code.
+
 /** The parameters of a tool that takes one text. */
 const TEXT_ONLY = {
   type: "object",
@@ -34,6 +38,7 @@ tools.tool({
     required: ["url"],
     additionalProperties: false,
   },
+  warmUp: { url: "https://user@example.org:8080/docs/a%20b/?q=1&q=2&lang=en#top" },
   run: ({ url: text }) => {
     const u = url(text);
     const params = {};
@@ -65,6 +70,7 @@ tools.tool({
     required: ["base", "reference"],
     additionalProperties: false,
   },
+  warmUp: { base: "https://example.org/docs/guide/", reference: "../img/a.png?v=2" },
   run: ({ base, reference }) => url(reference, url(base).href).href,
 });
 
@@ -85,6 +91,7 @@ tools.tool({
     required: ["url", "params"],
     additionalProperties: false,
   },
+  warmUp: { url: "https://example.org/search?q=old&page=1", params: { q: "new", page: null, n: 20 } },
   run: ({ url: text, params }) => {
     const u = url(text);
     for (const [key, value] of Object.entries(params)) {
@@ -99,6 +106,7 @@ tools.tool({
   name: "encode",
   description: "Percent-encodes a text for use as one URL component (a path segment or a query value).",
   parameters: TEXT_ONLY,
+  warmUp: { text: "a b&c/é" },
   run: ({ text }) => {
     try {
       return encodeURIComponent(text);
@@ -112,6 +120,7 @@ tools.tool({
   name: "decode",
   description: "Decodes a percent-encoded URL component back to text.",
   parameters: TEXT_ONLY,
+  warmUp: { text: "a%20b%26c%2F%C3%A9" },
   run: ({ text }) => {
     try {
       return decodeURIComponent(text);

@@ -19,7 +19,9 @@
 //   });
 //   export const { toolInfo, call } = tools.exports();
 //
-// `run` may also be `async` (to `await fetch(...)`, for example).
+// `run` may also be `async` (to `await fetch(...)`, for example). Give a
+// tool `warmUp: { ...arguments }` (or an array of them) and `exports()` runs
+// it with them at build time, so that every fresh instance starts warmed.
 //
 // Build with ComponentizeJS (see guest-sdk/js/README.md).
 
@@ -211,6 +213,26 @@ function answer(value) {
   }
 }
 
+/** How many times `warmUp` runs each sample. */
+const WARM_UP_ROUNDS = 16;
+
+/** A tool's `warmUp` as a list of argument objects, each checked to be JSON. */
+function warmUpList(name, warmUp) {
+  if (warmUp === undefined) return [];
+  const samples = Array.isArray(warmUp) ? warmUp : [warmUp];
+  for (const args of samples) {
+    if (!hasType("object", args)) {
+      throw new TypeError(`tool '${name}': warmUp takes an arguments object, or an array of them`);
+    }
+    try {
+      JSON.stringify(args);
+    } catch (e) {
+      throw new TypeError(`tool '${name}': warmUp arguments are not JSON: ${e.message}`);
+    }
+  }
+  return samples;
+}
+
 /** The tools of a module. */
 export class Toolbox {
   #tools = new Map();
@@ -221,15 +243,45 @@ export class Toolbox {
    * field refused); `run(args)` returns the result (a string as is,
    * anything else as JSON) or throws, or returns a Promise of the result.
    */
-  tool({ name, description = "", parameters, run }) {
+  tool({ name, description = "", parameters, run, warmUp }) {
     if (typeof name !== "string" || !NAME.test(name)) {
       throw new TypeError(`tool name ${JSON.stringify(name)}: use letters, digits, '_' and '-' only`);
     }
     if (this.#tools.has(name)) throw new TypeError(`tool '${name}' is declared twice`);
     if (typeof run !== "function") throw new TypeError(`tool '${name}': run must be a function`);
     const schema = parameters ?? { type: "object", properties: {}, additionalProperties: false };
-    this.#tools.set(name, { name, description, parameters: schema, run });
+    const samples = warmUpList(name, warmUp);
+    this.#tools.set(name, { name, description, parameters: schema, run, warmUp: samples });
     return this;
+  }
+
+  /**
+   * Runs each tool's `warmUp` arguments `rounds` times, as `call` would;
+   * returns how many calls ran. `exports()` calls it, so it runs at build
+   * time, when ComponentizeJS evaluates the module and then snapshots its
+   * memory: a fresh instance of the component starts from an engine that
+   * has already compiled and run those paths, which makes its first call
+   * cheaper. Throws if a warm-up call fails (or returns a Promise), so
+   * that a wrong sample stops the build instead of warming nothing.
+   */
+  warmUp(rounds = WARM_UP_ROUNDS) {
+    let ran = 0;
+    for (const tool of this.#tools.values()) {
+      for (const args of tool.warmUp) {
+        const text = JSON.stringify(args);
+        for (let round = 0; round < rounds; round++) {
+          const result = this.run(tool.name, text);
+          ran++;
+          if (isThenable(result)) {
+            throw new TypeError(`tool '${tool.name}': warmUp needs a run that answers at once (it returned a Promise)`);
+          }
+          if (result.err !== undefined) {
+            throw new Error(`tool '${tool.name}': its warmUp arguments ${text} failed: ${result.err}`);
+          }
+        }
+      }
+    }
+    return ran;
   }
 
   /** The `tool-info` export: the schemas of every tool, as JSON text. */
@@ -283,6 +335,7 @@ export class Toolbox {
    * returns (so `await fetch(...)` works inside `run`).
    */
   exports() {
+    this.warmUp();
     const unwrap = ({ ok, err }) => {
       if (err !== undefined) throw err;
       return ok;

@@ -3,8 +3,8 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Mutex, PoisonError, Weak};
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use tokio::runtime::{Handle, RuntimeFlavor};
@@ -96,7 +96,10 @@ impl Clock {
     {
         let handle = &self.handle;
         match Handle::try_current() {
-            Err(_) => handle.block_on(future),
+            Err(_) => {
+                let _entered = handle.enter();
+                park_on(future)
+            }
             Ok(current) if current.runtime_flavor() == RuntimeFlavor::CurrentThread => {
                 std::thread::scope(|s| {
                     s.spawn(|| handle.block_on(future))
@@ -106,6 +109,34 @@ impl Clock {
             }
             Ok(_) => tokio::task::block_in_place(|| handle.block_on(future)),
         }
+    }
+}
+
+/// Polls `future` on the calling thread until it is ready, parking the
+/// thread while it waits to be woken. Lighter than a runtime's `block_on`
+/// for a call that is usually ready at its first poll.
+fn park_on<F: Future>(future: F) -> F::Output {
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
+/// A waker that unparks the thread that waits in [`park_on`].
+struct Unpark(std::thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
     }
 }
 

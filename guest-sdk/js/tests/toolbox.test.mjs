@@ -136,3 +136,37 @@ test("bad declarations are refused", () => {
   t.tool({ name: "x", run: () => "" });
   assert.throws(() => t.tool({ name: "x", run: () => "" }), /declared twice/);
 });
+
+test("warmUp samples run at exports(), and a failing one stops the build", () => {
+  const declare = (tools, warmUp, run = ({ n }) => n) =>
+    tools.tool({
+      name: "count",
+      parameters: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] },
+      run,
+      warmUp,
+    });
+  let runs = 0;
+  const tools = new Toolbox();
+  declare(tools, [{ n: 1 }, { n: 2 }], ({ n }) => {
+    runs++;
+    return n;
+  });
+  const { call } = tools.exports();
+  assert.equal(runs, 32, "16 rounds of each of the two samples");
+  assert.equal(call("count", '{"n": 3}'), "3");
+  assert.equal(tools.warmUp(1), 2);
+
+  assert.throws(
+    () => declare(new Toolbox(), { n: "x" }).exports(),
+    /^Error: tool 'count': its warmUp arguments \{"n":"x"\} failed: invalid arguments/,
+  );
+  assert.throws(
+    () => declare(new Toolbox(), { n: 1 }, async ({ n }) => n).exports(),
+    /tool 'count': warmUp needs a run that answers at once \(it returned a Promise\)/,
+  );
+  for (const bad of [3, "n", [null], [{ n: 1 }, []]]) {
+    assert.throws(() => declare(new Toolbox(), bad), /tool 'count': warmUp takes an arguments object/);
+  }
+  assert.throws(() => declare(new Toolbox(), { n: 1n }), /tool 'count': warmUp arguments are not JSON/);
+  assert.equal(declare(new Toolbox(), undefined).warmUp(), 0, "no samples, nothing runs");
+});
