@@ -8,7 +8,10 @@ const tools = new Toolbox();
 
 // Each tool runs a few times at build time with typical arguments
 // (`warmUp`), so that every call's fresh instance starts from an engine that
-// has already compiled and run its code.
+// has already compiled and run its code. jco's QuickJS backend has no
+// WHATWG `URL` (the URL tools then answer with an error), so there the tools
+// that need it are not warmed.
+const WARM_URL = typeof URL === "function";
 
 /** The parameters of a tool that takes one text. */
 const TEXT_ONLY = {
@@ -38,7 +41,7 @@ tools.tool({
     required: ["url"],
     additionalProperties: false,
   },
-  warmUp: { url: "https://user@example.org:8080/docs/a%20b/?q=1&q=2&lang=en#top" },
+  warmUp: WARM_URL ? { url: "https://user@example.org:8080/docs/a%20b/?q=1&q=2&lang=en#top" } : undefined,
   run: ({ url: text }) => {
     const u = url(text);
     const params = {};
@@ -70,7 +73,7 @@ tools.tool({
     required: ["base", "reference"],
     additionalProperties: false,
   },
-  warmUp: { base: "https://example.org/docs/guide/", reference: "../img/a.png?v=2" },
+  warmUp: WARM_URL ? { base: "https://example.org/docs/guide/", reference: "../img/a.png?v=2" } : undefined,
   run: ({ base, reference }) => url(reference, url(base).href).href,
 });
 
@@ -91,7 +94,9 @@ tools.tool({
     required: ["url", "params"],
     additionalProperties: false,
   },
-  warmUp: { url: "https://example.org/search?q=old&page=1", params: { q: "new", page: null, n: 20 } },
+  warmUp: WARM_URL
+    ? { url: "https://example.org/search?q=old&page=1", params: { q: "new", page: null, n: 20 } }
+    : undefined,
   run: ({ url: text, params }) => {
     const u = url(text);
     for (const [key, value] of Object.entries(params)) {
