@@ -244,7 +244,8 @@ async fn round(
     }
 }
 
-/// The rows of `group` (cases with the same number of rounds), one per
+/// The rows of `group` (builds of one tool's component, with the same
+/// number of rounds), one per
 /// case and setting, their rounds interleaved (one round of each case with
 /// each setting in turn) so that every row sees the same noise.
 async fn measure(engines: &[Engine], group: &[&Case]) -> Vec<Vec<String>> {
