@@ -13,12 +13,16 @@
 //!   per call, by a componentize-py `eval` tool (`tests/guests-py/eval`)
 //!   and by pyeryx 0.11 (`TOOLHOST_PYERYX_PYTHON`; the row is skipped,
 //!   saying so, where there is no pyeryx);
-//! - calls per second through `call_many` on 1 and 2 threads;
+//! - calls per second through `call_many` on 1 and 2 threads, with how many
+//!   cores the process kept busy meanwhile (its CPU time over the wall
+//!   time: the instances are made and dropped on background threads);
 //! - loading each example module, compiling and from the compile cache, and
 //!   loading them all at once (start-up);
 //! - resident memory per loaded module, its growth over 1,000,000 isolated
 //!   echo calls, and over 100,000 isolated Python calls.
 
+#[path = "support/cpu.rs"]
+mod cpu;
 #[path = "support/faults.rs"]
 mod faults;
 #[path = "support/pyeryx.rs"]
@@ -26,6 +30,7 @@ mod pyeryx;
 
 use std::hint::black_box;
 
+use cpu::process_cpu;
 use faults::thread_faults;
 use std::path::{Path, PathBuf};
 
@@ -631,8 +636,8 @@ fn throughput(counts: &Counts, echo: &[u8], repo: &Repo) {
     println!(
         "## Calls per second through `call_many` (default config: pool, instances made ahead)\n"
     );
-    println!("| tool | calls | 1 thread | 2 threads | 2 vs 1 |");
-    println!("|---|---|---|---|---|");
+    println!("| tool | calls | 1 thread | 2 threads | 2 vs 1 | cores busy: 1 thread, 2 threads |");
+    println!("|---|---|---|---|---|---|");
     let runtime = runtime(PoolConfig::default());
     let stats = examples().into_iter().next().expect("the Python example");
     let stats_bytes = example_bytes(repo, stats.module);
@@ -656,12 +661,14 @@ fn throughput(counts: &Counts, echo: &[u8], repo: &Repo) {
         let mut manager = manager_of(module);
         let calls: Vec<Value> = (0..n).map(|_| tool_call(tool, &args)).collect();
         let mut rates = Vec::new();
+        let mut busy = Vec::new();
         for threads in [1, 2] {
             manager.set_max_parallel(threads);
             manager.call_many(&calls[..n / 10]);
-            let started = Instant::now();
+            let (started, cpu) = (Instant::now(), process_cpu());
             let answers = manager.call_many(&calls);
             let elapsed = started.elapsed();
+            busy.push((process_cpu() - cpu).as_secs_f64() / elapsed.as_secs_f64());
             assert!(
                 answers
                     .iter()
@@ -671,10 +678,12 @@ fn throughput(counts: &Counts, echo: &[u8], repo: &Repo) {
             rates.push(n as f64 / elapsed.as_secs_f64());
         }
         println!(
-            "| {label} | {n} | {:.0}/s | {:.0}/s | {:.2}x |",
+            "| {label} | {n} | {:.0}/s | {:.0}/s | {:.2}x | {:.2}, {:.2} |",
             rates[0],
             rates[1],
-            rates[1] / rates[0]
+            rates[1] / rates[0],
+            busy[0],
+            busy[1]
         );
     }
     println!();

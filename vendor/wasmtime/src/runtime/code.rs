@@ -8,6 +8,7 @@ use crate::{code_memory::CodeMemory, type_registry::TypeCollection};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use core::ops::{Add, Range, Sub};
+use core::ptr::NonNull; // toolhost patch (vendor/README.md)
 use wasmtime_core::error::OutOfMemory;
 #[cfg(feature = "component-model")]
 use wasmtime_environ::component::ComponentTypes;
@@ -434,5 +435,25 @@ impl<'a> ModuleWithCode<'a> {
     pub fn function(&self, key: FuncKey) -> &[u8] {
         let range = self.module.compiled_module().function_range(key);
         &self.store_code.text()[range]
+    }
+
+    // toolhost patch (vendor/README.md).
+    /// Where a funcref of the defined function `index` points: the start of
+    /// its array-to-Wasm trampoline and of its Wasm-ABI code in this store's
+    /// text section. `None` where the module has no code for either (the
+    /// caller then takes the `func_loc` path, which reports it).
+    #[inline]
+    pub fn func_ref_code(
+        &self,
+        index: wasmtime_environ::DefinedFuncIndex,
+    ) -> Option<(NonNull<u8>, NonNull<u8>)> {
+        let starts = self.module.compiled_module().func_ref_starts(index);
+        let text = self.store_code.text();
+        let at = |start: u32| {
+            let start = usize::try_from(start).ok()?;
+            let code = text.get(start..).filter(|code| !code.is_empty())?;
+            Some(NonNull::from(code).cast::<u8>())
+        };
+        Some((at(starts.array_call)?, at(starts.wasm_call)?))
     }
 }

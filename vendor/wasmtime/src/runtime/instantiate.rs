@@ -25,6 +25,26 @@ pub struct CompiledModule {
     index: Arc<CompiledFunctionsTable>,
     /// Sorted list, by function index, of names we have for this module.
     func_names: Vec<FunctionName>,
+    // toolhost patch (vendor/README.md): where each defined function's code
+    // and array-call trampoline start, looked up in `index` once per module
+    // rather than once per funcref of every instance.
+    func_ref_starts: TryPrimaryMap<DefinedFuncIndex, FuncRefStarts>,
+}
+
+// toolhost patch (vendor/README.md).
+/// Offsets in the text section of a defined function's Wasm-ABI code and of
+/// its array-to-Wasm trampoline; `u32::MAX` where the module has none.
+#[derive(Clone, Copy)]
+pub struct FuncRefStarts {
+    /// Start of `FuncKey::DefinedWasmFunction`.
+    pub wasm_call: u32,
+    /// Start of `FuncKey::ArrayToWasmTrampoline`.
+    pub array_call: u32,
+}
+
+impl FuncRefStarts {
+    /// Marks a function the module has no code for.
+    pub const NONE: u32 = u32::MAX;
 }
 
 impl CompiledModule {
@@ -51,6 +71,7 @@ impl CompiledModule {
         index: Arc<CompiledFunctionsTable>,
         profiler: &dyn ProfilingAgent,
     ) -> Result<Self> {
+        let func_ref_starts = func_ref_starts(&info.module, &index)?;
         let mut ret = Self {
             unique_id: CompiledModuleId::new(),
             engine_code,
@@ -58,6 +79,7 @@ impl CompiledModule {
             meta: info.meta,
             index,
             func_names: info.func_names,
+            func_ref_starts,
         };
         ret.register_profiling(profiler)?;
 
@@ -77,6 +99,14 @@ impl CompiledModule {
             Some(demangled)
         });
         Ok(())
+    }
+
+    // toolhost patch (vendor/README.md).
+    /// Where the defined function `index`'s code and array-call trampoline
+    /// start in the text section, as `func_loc` gives them.
+    #[inline]
+    pub fn func_ref_starts(&self, index: DefinedFuncIndex) -> FuncRefStarts {
+        self.func_ref_starts[index]
     }
 
     /// Get this module's unique ID. It is unique with respect to a
@@ -269,4 +299,28 @@ impl<'a> SymbolizeContext<'a> {
     pub fn code_section_offset(&self) -> u64 {
         self.code_section_offset
     }
+}
+
+// toolhost patch (vendor/README.md).
+/// Looks up, once, where every defined function of `module` starts.
+fn func_ref_starts(
+    module: &Module,
+    index: &CompiledFunctionsTable,
+) -> Result<TryPrimaryMap<DefinedFuncIndex, FuncRefStarts>> {
+    let start = |key: FuncKey| {
+        index
+            .func_loc(key)
+            .map_or(FuncRefStarts::NONE, |loc| loc.start)
+    };
+    let mut starts = TryPrimaryMap::with_capacity(module.num_defined_funcs())?;
+    for def_index in module.defined_func_indices() {
+        starts.push(FuncRefStarts {
+            wasm_call: start(FuncKey::DefinedWasmFunction(module.module_index, def_index)),
+            array_call: start(FuncKey::ArrayToWasmTrampoline(
+                module.module_index,
+                def_index,
+            )),
+        })?;
+    }
+    Ok(starts)
 }

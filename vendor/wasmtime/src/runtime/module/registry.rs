@@ -76,7 +76,31 @@ pub struct ModuleRegistry {
     /// Every module is placed in this map, but not every module will
     /// be in a LoadedCode entry, because the module may have no text.
     modules: TryBTreeMap<RegisteredModuleId, Module>,
+
+    // toolhost patch (vendor/README.md): the `StoreCode` of the code
+    // registered last, which every funcref of a new instance asks for.
+    last_store_code: Option<(EngineCodePC, CachedStoreCode)>,
 }
+
+// toolhost patch (vendor/README.md).
+/// A `StoreCode` inside `loaded_code`. Entries are only added (by
+/// `register`, which may move them) and borrowed mutably (by
+/// `store_code_mut`), never removed before the registry is dropped; both
+/// take `&mut self` and clear the cache first (`register` sets it again at
+/// its end), so while it is set it points at the `StoreCode` it was taken
+/// from.
+#[derive(Clone, Copy)]
+struct CachedStoreCode(NonNull<StoreCode>);
+
+// SAFETY: it is only read through `&ModuleRegistry`, which owns what it
+// points to, as a `&StoreCode`; `StoreCode` is `Send` and `Sync` (below).
+unsafe impl Send for CachedStoreCode {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for CachedStoreCode {}
+const _: () = {
+    const fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<StoreCode>();
+};
 
 struct LoadedCode {
     /// The StoreCode in this range.
@@ -187,6 +211,16 @@ impl ModuleRegistry {
 
     /// Fetches the `StoreCode` for a given `EngineCode`.
     pub fn store_code(&self, engine_code: &EngineCode) -> Option<&StoreCode> {
+        // toolhost patch (vendor/README.md): the code registered last is
+        // found without a search.
+        if let Some((cached, code)) = self.last_store_code {
+            if cached == engine_code.text_range().start {
+                // SAFETY: `code` points into `loaded_code`, which has not
+                // changed since it was cached (see `CachedStoreCode`), and
+                // `&self` keeps it from changing while the result lives.
+                return Some(unsafe { code.0.as_ref() });
+            }
+        }
         let store_code_pc = self.store_code_base(engine_code)?;
         let (_, code) = self.loaded_code.range(store_code_pc..).next()?;
         Some(&code.code)
@@ -214,6 +248,9 @@ impl ModuleRegistry {
 
     /// Fetches a mutable `StoreCode` for a given base `StoreCodePC`.
     pub fn store_code_mut(&mut self, store_code_base: StoreCodePC) -> Option<&mut StoreCode> {
+        // toolhost patch (vendor/README.md): no cached pointer outlives a
+        // mutable borrow of what it points to.
+        self.last_store_code = None;
         let (_, code) = self.loaded_code.range_mut(store_code_base..).next()?;
         assert_eq!(code.code.text_range().start, store_code_base);
         Some(&mut code.code)
@@ -268,6 +305,9 @@ impl ModuleRegistry {
         engine: &Engine,
         breakpoint_state: RegisterBreakpointState,
     ) -> Result<Option<RegisteredModuleId>> {
+        // toolhost patch (vendor/README.md): `loaded_code` may change below;
+        // the cache is set again at the end.
+        self.last_store_code = None;
         // Nothing below here may run for a foreign module or component: the
         // type indices it carries mean something else entirely in this
         // engine.
@@ -297,6 +337,7 @@ impl ModuleRegistry {
         };
 
         // Create a StoreCode if one does not already exist.
+        let code_start = code.text_range().start; // toolhost patch
         let store_code_pc = match self.store_code.entry(code.text_range().start) {
             Entry::Vacant(v) => {
                 let store_code = StoreCode::new(engine, code)?;
@@ -332,6 +373,12 @@ impl ModuleRegistry {
             breakpoint_state.update(&mut loaded_code.code, module)?;
         }
 
+        // toolhost patch (vendor/README.md): the code just registered is the
+        // one the next instance's funcrefs will ask for.
+        self.last_store_code = self.loaded_code.get(store_code_pc).map(|loaded| {
+            let code = CachedStoreCode(NonNull::from(&loaded.code));
+            (code_start, code)
+        });
         Ok(id)
     }
 

@@ -880,6 +880,21 @@ impl Instance {
         let func = &module.functions[index];
         let type_index = func.signature.unwrap_engine_type_index();
         let vmctx_offset = self.offsets().vmctx_func_ref(func.func_ref);
+        // toolhost patch (vendor/README.md): the code's place comes from the
+        // module's precomputed starts, not from two `func_loc` searches.
+        let module_with_code = ModuleWithCode::in_store(
+            registry,
+            self.runtime_module()
+                .expect("funcref impossible in fake module"),
+        )
+        .expect("module not in store");
+        if let Some((array_call, wasm_call)) = module_with_code.func_ref_code(def_index) {
+            // SAFETY: the type and offset are those of the defined function
+            // at `def_index`, and the code pointers are its own.
+            return unsafe {
+                self.write_funcref(type_index, vmctx_offset, array_call, wasm_call)
+            };
+        }
         let array_to_wasm_key = FuncKey::ArrayToWasmTrampoline(module.module_index, def_index);
         let wasm_key = FuncKey::DefinedWasmFunction(module.module_index, def_index);
         // SAFETY: the type/offset/keys here are all valid for the defined
@@ -981,6 +996,43 @@ impl Instance {
             .unwrap(),
         ));
 
+        let vmctx = VMOpaqueContext::from_vmcontext(self.vmctx()).into();
+
+        // SAFETY: the offset calculated here should be correct with
+        // `self.offsets`
+        let func_ref_ptr = unsafe { self.vmctx_plus_offset_raw::<VMFuncRef>(vmctx_offset) };
+
+        // SAFETY: the `func_ref_ptr` should be valid as it's within our
+        // `VMContext` area.
+        unsafe {
+            func_ref_ptr.write(VMFuncRef {
+                array_call,
+                wasm_call,
+                vmctx,
+                type_index,
+            });
+        }
+
+        Some(func_ref_ptr)
+    }
+
+    // toolhost patch (vendor/README.md): `initialize_and_return_funcref`
+    // with the code pointers already found.
+    /// Writes the `VMFuncRef` at `vmctx_offset` and returns a pointer to it.
+    ///
+    /// # Safety
+    ///
+    /// As for `initialize_and_return_funcref`: every argument must describe
+    /// the same function of this instance.
+    unsafe fn write_funcref(
+        self: Pin<&mut Self>,
+        type_index: VMSharedTypeIndex,
+        vmctx_offset: u32,
+        array_call: NonNull<u8>,
+        wasm_call: NonNull<u8>,
+    ) -> Option<NonNull<VMFuncRef>> {
+        let array_call = VmPtr::from(array_call.cast());
+        let wasm_call = Some(VmPtr::from(wasm_call.cast::<VMWasmCallFunction>()));
         let vmctx = VMOpaqueContext::from_vmcontext(self.vmctx()).into();
 
         // SAFETY: the offset calculated here should be correct with
