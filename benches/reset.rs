@@ -245,9 +245,9 @@ async fn round(
 }
 
 /// The rows of `group` (builds of one tool's component, with the same
-/// number of rounds), one per
-/// case and setting, their rounds interleaved (one round of each case with
-/// each setting in turn) so that every row sees the same noise.
+/// number of rounds), one per case and setting, their rounds interleaved
+/// (one round of each case with each setting in turn) so that every row
+/// sees the same noise.
 async fn measure(engines: &[Engine], group: &[&Case]) -> Vec<Vec<String>> {
     let mut prepared = Vec::new();
     for case in group {
