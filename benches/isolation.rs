@@ -19,7 +19,9 @@
 //! - loading each example module, compiling and from the compile cache, and
 //!   loading them all at once (start-up);
 //! - resident memory per loaded module, its growth over 1,000,000 isolated
-//!   echo calls, and over 100,000 isolated Python calls.
+//!   echo calls, and over 100,000 isolated Python calls, after which the
+//!   linear memory the pool holds is checked against the bound its
+//!   settings give (`PoolConfig::resident_slots`).
 
 #[path = "support/cpu.rs"]
 mod cpu;
@@ -47,6 +49,10 @@ use xtask::{Language, Repo, build_example, build_python_component};
 
 /// Set (to anything) for a quick run that only shows the bench works.
 const QUICK_ENV: &str = "TOOLHOST_BENCH_QUICK";
+/// Set to a comma-separated list of sections (`echo`, `languages`, `code`,
+/// `throughput`, `loads`, `memory`) to run only those; a full run is one
+/// run of every section, as BENCHMARKS.md shows it.
+const ONLY_ENV: &str = "TOOLHOST_BENCH_ONLY";
 
 /// Samples per measurement of a small call, and of a language runtime's.
 struct Counts {
@@ -362,6 +368,31 @@ fn anonymous_resident_bytes() -> u64 {
         * 1024
 }
 
+/// `[start, end)` of each of this process's mappings.
+fn mappings() -> Vec<(u64, u64)> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    maps.lines().filter_map(mapping_range).collect()
+}
+
+/// The address range a `/proc/self/maps` or `smaps` mapping line starts
+/// with (`None` for smaps' other lines).
+fn mapping_range(line: &str) -> Option<(u64, u64)> {
+    let (start, end) = line.split_whitespace().next()?.split_once('-')?;
+    Some((
+        u64::from_str_radix(start, 16).ok()?,
+        u64::from_str_radix(end, 16).ok()?,
+    ))
+}
+
+/// The mappings of at least 1 GiB made since `before` was taken: the
+/// reservations of a pool made since (its linear memories and tables).
+fn reservations_since(before: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    mappings()
+        .into_iter()
+        .filter(|m| m.1 - m.0 >= 1 << 30 && !before.contains(m))
+        .collect()
+}
+
 fn mib(bytes: i64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
@@ -422,12 +453,26 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     println!("toolhost isolation benchmarks ({cores} cores, one run)\n");
 
-    echo_calls(&counts, &echo);
-    language_calls(&counts, &repo);
-    code_execution(&counts, &repo);
-    throughput(&counts, &echo, &repo);
-    loads(&repo, &echo);
-    memory(&counts, &repo, &echo);
+    let only = std::env::var(ONLY_ENV).unwrap_or_default();
+    let run = |section: &str| only.is_empty() || only.split(',').any(|s| s.trim() == section);
+    if run("echo") {
+        echo_calls(&counts, &echo);
+    }
+    if run("languages") {
+        language_calls(&counts, &repo);
+    }
+    if run("code") {
+        code_execution(&counts, &repo);
+    }
+    if run("throughput") {
+        throughput(&counts, &echo, &repo);
+    }
+    if run("loads") {
+        loads(&repo, &echo);
+    }
+    if run("memory") {
+        memory(&counts, &repo, &echo);
+    }
 }
 
 /// The echo tool, every way it can run.
@@ -789,15 +834,22 @@ fn memory(counts: &Counts, repo: &Repo, echo: &[u8]) {
         mib(after as i64 - before as i64),
         done as f64 / elapsed.as_secs_f64()
     );
-    python_memory(counts, repo, &runtime);
+    drop(manager);
+    drop(runtime);
+    python_memory(counts, repo);
 }
 
 /// The anonymous resident memory over many isolated Python calls, at each
-/// quarter of them, and its growth per slot that can hold a Python
-/// instance at once (calls in flight + warm slots + instances made ahead).
-fn python_memory(counts: &Counts, repo: &Repo, runtime: &Runtime) {
+/// quarter of them, and then the linear memory the pool holds, slot by
+/// slot, against the bound its settings give.
+fn python_memory(counts: &Counts, repo: &Repo) {
     let stats = examples().into_iter().next().expect("the Python example");
-    let module = load(runtime, stats.module, &example_bytes(repo, stats.module));
+    let bytes = example_bytes(repo, stats.module);
+    let before_pool = mappings();
+    let pool = PoolConfig::default();
+    let runtime = runtime(pool.clone());
+    let reservations = reservations_since(&before_pool);
+    let module = load(&runtime, stats.module, &bytes);
     let mut manager = manager_of(module);
     let threads = 2;
     manager.set_max_parallel(threads);
@@ -826,22 +878,81 @@ fn python_memory(counts: &Counts, repo: &Repo, runtime: &Runtime) {
     }
     let elapsed = started.elapsed();
     let after = anonymous_resident_bytes();
-    let pool = PoolConfig::default();
-    let slots = threads as u64 + u64::from(pool.warm_slots) + u64::from(pool.ready_per_module);
     let growth = after as i64 - before as i64;
     println!(
-        "Anonymous resident memory (RssAnon) over {done} isolated Python `{}` calls (2 threads, \
-         default [pool]): {} before the first, {} after the last, growth {} ({:.0} calls/s): \
-         {} for each of the {slots} slots that can hold a Python instance's memory at once \
-         ({threads} calls in flight, {} warm slots, {} made ahead).",
+        "Anonymous resident memory of the process (RssAnon) over {done} isolated Python `{}` \
+         calls (2 threads, default [pool]): {} before the first, {} after the last, growth {} \
+         ({:.0} calls/s).",
         stats.tool,
         mib(before as i64),
         mib(after as i64),
         mib(growth),
         done as f64 / elapsed.as_secs_f64(),
-        mib(growth / slots as i64),
-        pool.warm_slots,
-        pool.ready_per_module,
     );
     println!("Growth along the way: {}.", checkpoints.join(", "));
+    // Let the background drop the last used stores first.
+    std::thread::sleep(Duration::from_millis(300));
+    pool_memory(&pool, threads as u32, &reservations);
+}
+
+/// The linear memory `pool`'s slots hold (`reservations`: its mappings),
+/// slot by slot, against the bound its settings give for one module with
+/// `calls_in_flight` calls at a time ([`PoolConfig::resident_slots`]).
+fn pool_memory(pool: &PoolConfig, calls_in_flight: u32, reservations: &[(u64, u64)]) {
+    // The memory pool is the largest reservation: `memories` slots of
+    // equal size.
+    let Some(&(start, end)) = reservations.iter().max_by_key(|(a, b)| b - a) else {
+        println!("The pool's reservations were not found in /proc/self/maps.");
+        return;
+    };
+    let stride = (end - start) / u64::from(pool.memories);
+    let mut per_slot = std::collections::BTreeMap::<u64, u64>::new();
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+    let mut slot = None;
+    for line in smaps.lines() {
+        if let Some((at, _)) = mapping_range(line) {
+            slot = (start..end).contains(&at).then(|| (at - start) / stride);
+            continue;
+        }
+        let value = line
+            .strip_prefix("Anonymous:")
+            .or_else(|| line.strip_prefix("Swap:"));
+        if let (Some(slot), Some(value)) = (slot, value) {
+            let kib: u64 = value
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .unwrap_or(0);
+            *per_slot.entry(slot).or_default() += kib * 1024;
+        }
+    }
+    per_slot.retain(|_, bytes| *bytes > 0);
+    let held: u64 = per_slot.values().sum();
+    let largest = per_slot.values().copied().max().unwrap_or(0);
+    let keep = u64::from(pool.keep_resident_kib) * 1024;
+    let slots = pool.resident_slots(calls_in_flight);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let bound = u64::from(slots) * keep.max(largest);
+    println!(
+        "Linear memory the pool holds after the last call (anonymous, resident or swapped, \
+         from /proc/self/smaps): {} in {} slots, the largest {}. Bound from the settings \
+         (`PoolConfig::resident_slots`: one wasmtime shard per core, {cores} here, each with \
+         up to ({calls_in_flight} calls in flight + {} made ahead + {} used stores waiting to \
+         be dropped) in use, + {} warm slots) = {slots} slots x {} (`keep_resident_kib`, or \
+         the largest slot if larger) = {}: {}.",
+        mib(held as i64),
+        per_slot.len(),
+        mib(largest as i64),
+        pool.ready_per_module,
+        PoolConfig::MAX_STORES_AWAITING_DROP,
+        pool.warm_slots,
+        mib(keep.max(largest) as i64),
+        mib(bound as i64),
+        if held <= bound {
+            "within it"
+        } else {
+            "OVER IT"
+        },
+    );
 }

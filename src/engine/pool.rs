@@ -77,8 +77,8 @@ pub struct PoolConfig {
     pub keep_resident_kib: u32,
     /// Slots that keep memory resident for a module no call is using right
     /// now (they make that module's next call fast); the pool's resident
-    /// memory is at most about `(calls in flight + warm_slots) x
-    /// keep_resident_kib`.
+    /// memory for a module is at most [`PoolConfig::resident_slots`] x
+    /// `keep_resident_kib` (or its instances' dirty set, if larger).
     pub warm_slots: u32,
     /// Fresh instances made ahead of calls, per module (default 2; 0 turns
     /// pre-instantiation off). Each serves exactly one call.
@@ -154,6 +154,37 @@ impl Default for PoolConfig {
 }
 
 impl PoolConfig {
+    /// Used stores waiting to be dropped in the background, at most (past
+    /// that a caller drops its own). Each still holds its slot.
+    pub const MAX_STORES_AWAITING_DROP: u32 = 32;
+
+    /// The most memory slots the pool keeps resident for one module while
+    /// at most `calls_in_flight` of its calls run at once.
+    ///
+    /// A slot is in use while its instance lives: during a call, while it
+    /// waits made ahead of one, and while its used store waits to be
+    /// dropped. wasmtime 48 splits a pool of 128 slots or more into one
+    /// shard per core (at most 16), each with its share of `warm_slots`,
+    /// and a shard takes a never-used slot only while fewer than its share
+    /// are idle; so each shard holds at most the slots in use at its peak
+    /// plus its share. Each slot holds at most `keep_resident_kib` once
+    /// reset (the pages its instance dirtied), and its instance's dirty
+    /// pages while in use.
+    pub fn resident_slots(&self, calls_in_flight: u32) -> u32 {
+        let in_use = calls_in_flight
+            .saturating_add(self.ready_per_module.min(self.ready_total))
+            .saturating_add(Self::MAX_STORES_AWAITING_DROP);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let shards = if self.memories >= 128 {
+            u32::try_from(cores.min(16)).unwrap_or(16)
+        } else {
+            1
+        };
+        shards
+            .saturating_mul(in_use)
+            .saturating_add(self.warm_slots)
+    }
+
     /// No pool: every instance allocated on demand.
     pub fn disabled() -> Self {
         Self {

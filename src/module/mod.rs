@@ -162,6 +162,7 @@ impl WasmModule {
         })?;
         let overflow =
             pooled.then(|| Arc::new(Overflow::new(Arc::clone(&linkers.on_demand.1), component)));
+        let producers = Producers::of(bytes);
         let target = Target {
             module: name.into(),
             pre,
@@ -173,6 +174,7 @@ impl WasmModule {
             limits,
             access: Arc::default(),
             transcodes: abi.transcodes_strings,
+            prime_ready: producers.interpreter_sets_up_on_first_call(),
             state_bytes: to_usize(state.bytes),
             resolver: runtime.resolver().clone(),
             http: None,
@@ -188,7 +190,7 @@ impl WasmModule {
                 tools,
                 imports,
                 size: bytes.len(),
-                producers: Producers::of(bytes),
+                producers,
                 compile_time,
                 compiled,
             }),

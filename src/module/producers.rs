@@ -87,7 +87,7 @@ impl Producers {
                 "Python {python} (CPython, packed by componentize-py)"
             ));
         }
-        if let Some(tool) = self.tools.iter().find(|t| t.starts_with("ComponentizeJS")) {
+        if let Some(tool) = self.componentize_js() {
             return Some(format!(
                 "JavaScript (SpiderMonkey/StarlingMonkey, packed by {tool})"
             ));
@@ -100,6 +100,18 @@ impl Producers {
             "not recognised; its producers name {}",
             languages.join(", ")
         ))
+    }
+
+    /// Whether the component carries an interpreter that sets itself up on
+    /// its first export call after instantiation (CPython from
+    /// componentize-py, SpiderMonkey from ComponentizeJS): its instances
+    /// made ahead of calls are primed (`[pool]` in README.md).
+    pub fn interpreter_sets_up_on_first_call(&self) -> bool {
+        self.python_version().is_some() || self.componentize_js().is_some()
+    }
+
+    fn componentize_js(&self) -> Option<&String> {
+        self.tools.iter().find(|t| t.starts_with("ComponentizeJS"))
     }
 
     /// `3.14` when a nested module is `libpython3.14.so`.

@@ -50,6 +50,10 @@ pub(crate) struct Target {
     /// Whether the component's strings are UTF-16 or latin1, which grow (up
     /// to twice) when the host converts them to UTF-8.
     pub transcodes: bool,
+    /// Whether its instances made ahead are primed (see
+    /// [`ReadyInstances`]): it carries an interpreter that sets itself up
+    /// on its first export call.
+    pub prime_ready: bool,
     /// Host memory the call's instances hold for their state (estimated at
     /// load); it counts against the memory limit with linear memory.
     pub state_bytes: usize,
@@ -332,7 +336,7 @@ async fn invoke(
 }
 
 /// Runs `request`'s export of `instance`.
-async fn call_export(
+pub(super) async fn call_export(
     store: &mut Store<CallState>,
     instance: &Instance,
     exports: Exports,

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolhost::{Grants, Limits, PoolConfig, Runtime, ToolManager, WasmModule};
 
-use crate::common::{call, guest, tight_limits};
+use toolhost_testkit::components;
+
+use crate::common::{call, guest, logs_of, tight_limits};
 
 fn runtime_with(pool: PoolConfig) -> Runtime {
     Runtime::builder()
@@ -185,4 +187,132 @@ fn bad_ready_settings_are_refused_by_name() {
     );
     let config = toolhost::config::Config::from_toml("[pool]\nready_idle_ms = 5\n");
     assert!(config.unwrap_err().contains("`ready_idle_ms`"), "idle");
+}
+
+/// The priming test guest as module `name`; with `interpreter`, it carries a
+/// `producers` section naming ComponentizeJS, so that its instances made
+/// ahead are primed (`call` called once with an empty tool name before
+/// their call).
+fn primed_guest(runtime: &Runtime, name: &str, limits: Limits, interpreter: bool) -> WasmModule {
+    let mut bytes = std::fs::read(guest("guest-primed")).expect("the guest was built");
+    if interpreter {
+        let payload = components::producers_field("processed-by", &[("ComponentizeJS", "0.19.3")]);
+        bytes = components::with_custom_section(bytes, "producers", &payload);
+    }
+    let module = WasmModule::from_bytes(runtime, name, &bytes, limits).expect("the guest loads");
+    assert_eq!(
+        module.producers().interpreter_sets_up_on_first_call(),
+        interpreter
+    );
+    module
+}
+
+/// The answer of `tool` (with `arguments`) in an instance made ahead, and
+/// the call's log lines (its stdout and stderr among them).
+fn call_made_ahead(
+    module: &WasmModule,
+    manager: &ToolManager,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> (String, String) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while module.ready_instances() == 0 {
+        assert!(Instant::now() < until, "no instance was made ahead");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    logs_of(|| call(manager, tool, arguments))
+}
+
+#[test]
+fn instances_of_an_interpreter_are_primed_and_their_calls_see_nothing_of_it() {
+    let runtime = runtime_with(PoolConfig::default());
+    let primed = primed_guest(&runtime, "p", tight_limits(), true);
+    let plain = primed_guest(&runtime, "q", tight_limits(), false);
+    let (primed_calls, plain_calls) = (manager_of(primed.clone()), manager_of(plain.clone()));
+    for _ in 0..5 {
+        // The primed instance had one call before this one, and what it
+        // printed is not this call's.
+        let (answer, logs) = call_made_ahead(&primed, &primed_calls, "p_calls_before", json!({}));
+        assert_eq!(answer, "1");
+        assert!(logs.contains("call of 'calls_before' (stdout)"), "{logs}");
+        assert!(logs.contains("call of 'calls_before' (stderr)"), "{logs}");
+        assert!(!logs.contains("call of ''"), "{logs}");
+        let (answer, _) = call_made_ahead(&plain, &plain_calls, "q_calls_before", json!({}));
+        assert_eq!(answer, "0");
+    }
+}
+
+#[test]
+fn a_primed_instance_gives_its_call_the_whole_fuel() {
+    // The most rounds `spend` can do within the fuel, found by bisection in
+    // instances made ahead: priming spends 200,000 rounds' worth, which is
+    // given back. A primed call can even do a few rounds more: the guest's
+    // own setup on its first export call (its constructors) was spent in
+    // priming, not in the call.
+    let limits = Limits {
+        fuel: 20_000_000,
+        ..tight_limits()
+    };
+    let most_rounds = |interpreter: bool| {
+        let runtime = runtime_with(PoolConfig::default());
+        let module = primed_guest(&runtime, "p", limits, interpreter);
+        let manager = manager_of(module.clone());
+        let (mut fits, mut fails) = (0u64, limits.fuel);
+        while fails - fits > 1 {
+            let rounds = fits + (fails - fits) / 2;
+            let (answer, _) =
+                call_made_ahead(&module, &manager, "p_spend", json!({ "rounds": rounds }));
+            if answer == format!("spent {rounds} rounds") {
+                fits = rounds;
+            } else {
+                assert!(answer.contains("ran out of fuel"), "{answer}");
+                fails = rounds;
+            }
+        }
+        fits
+    };
+    let (primed, plain) = (most_rounds(true), most_rounds(false));
+    assert!(plain > 200_000, "{plain}");
+    assert!(
+        primed >= plain && primed - plain < 1_000,
+        "{primed} vs {plain}"
+    );
+}
+
+#[test]
+fn instances_with_a_grant_are_not_primed() {
+    let runtime = runtime_with(PoolConfig::default());
+    let grants = Grants {
+        env: [("UNITS".to_string(), "metric".to_string())].into(),
+        ..Grants::default()
+    };
+    let access = grants.resolve(std::path::Path::new(".")).unwrap();
+    let module = primed_guest(&runtime, "p", tight_limits(), true).with_access(access);
+    let manager = manager_of(module.clone());
+    for _ in 0..3 {
+        let (answer, _) = call_made_ahead(&module, &manager, "p_calls_before", json!({}));
+        assert_eq!(answer, "0");
+    }
+}
+
+#[test]
+fn a_module_whose_priming_fails_is_served_unprimed() {
+    // Priming spends more fuel than a call may: it fails, and instances are
+    // made without it from then on.
+    let limits = Limits {
+        fuel: 200_000,
+        ..tight_limits()
+    };
+    let runtime = runtime_with(PoolConfig::default());
+    let module = primed_guest(&runtime, "p", limits, true);
+    let manager = manager_of(module.clone());
+    // None was made ahead at load (its priming failed): this call makes
+    // its own, and has the next ones made.
+    assert_eq!(module.ready_instances(), 0);
+    assert_eq!(call(&manager, "p_calls_before", json!({})), "0");
+    for _ in 0..3 {
+        let (answer, logs) = call_made_ahead(&module, &manager, "p_calls_before", json!({}));
+        assert_eq!(answer, "0");
+        assert!(!logs.contains("call of ''"), "{logs}");
+    }
 }

@@ -131,6 +131,24 @@ pub fn producers_payload(count: usize, version_bytes: usize) -> Vec<u8> {
     payload
 }
 
+/// A `producers` section's payload with one field, `field` (`language`,
+/// `processed-by`, `sdk`), naming `values` as (name, version).
+pub fn producers_field(field: &str, values: &[(&str, &str)]) -> Vec<u8> {
+    let string = |text: &str| {
+        let mut out = leb128(text.len());
+        out.extend_from_slice(text.as_bytes());
+        out
+    };
+    let mut payload = leb128(1);
+    payload.extend(string(field));
+    payload.extend(leb128(values.len()));
+    for (name, version) in values {
+        payload.extend(string(name));
+        payload.extend(string(version));
+    }
+    payload
+}
+
 /// `value` as unsigned LEB128.
 fn leb128(mut value: usize) -> Vec<u8> {
     let mut out = Vec::new();

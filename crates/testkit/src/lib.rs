@@ -34,6 +34,7 @@ const TEST_GUESTS: &[&str] = &[
     "guest-extra-export",
     "guest-wrong-world",
     "guest-wrong-signature",
+    "guest-primed",
 ];
 
 /// The workspace root (the repository's top folder).
