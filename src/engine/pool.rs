@@ -172,7 +172,10 @@ impl PoolConfig {
     /// pages while in use.
     pub fn resident_slots(&self, calls_in_flight: u32) -> u32 {
         let in_use = calls_in_flight
-            .saturating_add(self.ready_per_module.min(self.ready_total))
+            .saturating_add(
+                self.ready_per_module
+                    .min(u32::try_from(self.ready_limit()).unwrap_or(u32::MAX)),
+            )
             .saturating_add(Self::MAX_STORES_AWAITING_DROP);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let shards = if self.memories >= 128 {

@@ -31,15 +31,30 @@ fn manager_of(module: WasmModule) -> ToolManager {
 
 /// Waits (up to 10 s) until `module` has `count` ready instances.
 fn wait_for_ready(module: &WasmModule, count: usize) {
+    wait_until(module, |ready| ready == count, &format!("not {count}"));
+}
+
+/// Waits (up to 10 s) until `module`'s count of ready instances is `wanted`
+/// (`what` says how, if it never is).
+fn wait_until(module: &WasmModule, wanted: impl Fn(usize) -> bool, what: &str) {
     let until = Instant::now() + Duration::from_secs(10);
-    while module.ready_instances() != count {
+    while !wanted(module.ready_instances()) {
         assert!(
             Instant::now() < until,
-            "{} ready instances, not {count}",
+            "{} ready instances, {what}",
             module.ready_instances()
         );
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// Access to one environment variable, `UNITS=metric`.
+fn units_access() -> toolhost::Access {
+    let grants = Grants {
+        env: [("UNITS".to_string(), "metric".to_string())].into(),
+        ..Grants::default()
+    };
+    grants.resolve(std::path::Path::new(".")).unwrap()
 }
 
 #[test]
@@ -115,12 +130,7 @@ fn instances_made_for_one_access_never_serve_another() {
     let runtime = runtime_with(PoolConfig::default());
     let plain = hostile_in(&runtime, "h", tight_limits());
     assert_eq!(plain.ready_instances(), 1);
-    let grants = Grants {
-        env: [("UNITS".to_string(), "metric".to_string())].into(),
-        ..Grants::default()
-    };
-    let access = grants.resolve(std::path::Path::new(".")).unwrap();
-    let granted = plain.clone().with_access(access);
+    let granted = plain.clone().with_access(units_access());
     assert_eq!(granted.ready_instances(), 1);
     let granted = manager_of(granted);
     let plain = manager_of(plain);
@@ -215,11 +225,7 @@ fn call_made_ahead(
     tool: &str,
     arguments: serde_json::Value,
 ) -> (String, String) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while module.ready_instances() == 0 {
-        assert!(Instant::now() < until, "no instance was made ahead");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    wait_until(module, |ready| ready > 0, "none made ahead");
     logs_of(|| call(manager, tool, arguments))
 }
 
@@ -282,12 +288,7 @@ fn a_primed_instance_gives_its_call_the_whole_fuel() {
 #[test]
 fn instances_with_a_grant_are_not_primed() {
     let runtime = runtime_with(PoolConfig::default());
-    let grants = Grants {
-        env: [("UNITS".to_string(), "metric".to_string())].into(),
-        ..Grants::default()
-    };
-    let access = grants.resolve(std::path::Path::new(".")).unwrap();
-    let module = primed_guest(&runtime, "p", tight_limits(), true).with_access(access);
+    let module = primed_guest(&runtime, "p", tight_limits(), true).with_access(units_access());
     let manager = manager_of(module.clone());
     for _ in 0..3 {
         let (answer, _) = call_made_ahead(&module, &manager, "p_calls_before", json!({}));
