@@ -6,6 +6,9 @@
 //!   component: a fresh instance allocated on demand, one from the tuned
 //!   pool, one made ahead of the call, and a warm instance; median and p99
 //!   of single calls, and the dispatch overhead of the manager;
+//! - the same echo as a plain typed export (`echo: func(text: string) ->
+//!   string` of tests/guests/guest-plain, arguments checked and converted
+//!   by the host) beside echo through `tool-info`/`call`, isolated;
 //! - the Python and JavaScript example tools, isolated (with the page
 //!   faults of a made-ahead call, and calls 2 and 10 ms apart beside a
 //!   pure-Python dispatch spaced the same way) and warm;
@@ -458,6 +461,9 @@ fn main() {
     if run("echo") {
         echo_calls(&counts, &echo);
     }
+    if run("typed") {
+        typed_export(&counts, &echo);
+    }
     if run("languages") {
         language_calls(&counts, &repo);
     }
@@ -555,6 +561,67 @@ fn echo_calls(counts: &Counts, echo: &[u8]) {
         "Isolated (made ahead) vs warm: {}; isolated (made ahead) vs plain Python: {}.\n",
         ratio(ready_stats.median, warm_stats.median),
         ratio(ready_stats.median, python.median)
+    );
+}
+
+/// The same echo as a plain typed export and through `tool-info`/`call`,
+/// each in a fresh instance (made ahead, and from the pool without), in
+/// alternating rounds so that the machine's drift touches both alike.
+fn typed_export(counts: &Counts, echo: &[u8]) {
+    let n = counts.small;
+    let args = echo_arguments();
+    let plain = std::fs::read(toolhost_testkit::guest("guest-plain")).expect("guest-plain built");
+    let ready = runtime(PoolConfig::default());
+    let pooled = runtime(no_ready(PoolConfig::default()));
+    let contract = (load(&ready, "echo", echo), load(&pooled, "echo", echo));
+    let typed = (
+        load(&ready, "plain", &plain),
+        load(&pooled, "plain", &plain),
+    );
+    let rounds = 5;
+    let (mut c_ready, mut t_ready, mut c_pool, mut t_pool) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..rounds {
+        c_ready.push(sample_ready(
+            n / rounds,
+            &ready,
+            &contract.0,
+            "echo_echo",
+            &args,
+        ));
+        t_ready.push(sample_ready(
+            n / rounds,
+            &ready,
+            &typed.0,
+            "plain_echo",
+            &args,
+        ));
+        c_pool.push(sample_plain(n / rounds, &contract.1, "echo_echo", &args));
+        t_pool.push(sample_plain(n / rounds, &typed.1, "plain_echo", &args));
+    }
+    let median = |v: &[Stats]| {
+        let mut m: Vec<Duration> = v.iter().map(|s| s.median).collect();
+        m.sort();
+        m[m.len() / 2]
+    };
+    println!(
+        "## Echo as a plain typed export vs through tool-info/call ({n} calls each, {rounds} alternating rounds)\n"
+    );
+    println!(
+        "| fresh instance | tool-info/call (median of rounds) | typed export | typed vs tool-info/call |"
+    );
+    println!("|---|---|---|---|");
+    for (name, c, t) in [
+        ("made ahead of the call", &c_ready, &t_ready),
+        ("from the pool", &c_pool, &t_pool),
+    ] {
+        let (c, t) = (median(c), median(t));
+        println!("| {name} | {} | {} | {} |", us(c), us(t), ratio(t, c));
+    }
+    println!(
+        "\nComponents: guest-echo {} bytes (toolhost's Rust SDK), guest-plain {} bytes \
+         (wit-bindgen, 16 exported functions).\n",
+        echo.len(),
+        plain.len()
     );
 }
 

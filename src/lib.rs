@@ -72,8 +72,8 @@ pub use engine::{
 };
 pub use escape::escape_controls;
 pub use module::{
-    BUNDLED_MODULES, BundledModule, LoadError, LoadErrorKind, ModuleSource, Producers, WasmModule,
-    bundled_module,
+    BUNDLED_MODULES, BundledModule, LeftOut, LoadError, LoadErrorKind, ModuleSource, Producers,
+    WasmModule, bundled_module,
 };
 pub use policy::{
     Access, Applies, DirAccess, DirGrant, DirMode, Endpoint, Grants, HttpAccess, HttpGrant,

@@ -14,6 +14,7 @@ mod load_error;
 mod producers;
 mod source;
 mod tool_info;
+mod typed;
 mod world;
 
 use std::sync::Arc;
@@ -23,7 +24,7 @@ use crate::engine::{Compiled, Concurrency, describe_error};
 use crate::names;
 use crate::policy::{Access, Limits, Warm, to_usize};
 use crate::sandbox::{
-    self, CallReport, Captured, Exports, HttpClient, Overflow, Request, Runtime, Target,
+    self, CallReport, Captured, Exports, HttpClient, Overflow, Request, Runtime, Target, TypedCall,
     WarmInstances,
 };
 use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
@@ -33,6 +34,7 @@ pub use bundled::{BUNDLED_MODULES, BundledModule, bundled_module};
 pub use load_error::{LoadError, LoadErrorKind};
 pub use producers::Producers;
 pub use source::ModuleSource;
+pub use typed::LeftOut;
 
 use tool_info::ModuleTool;
 
@@ -69,6 +71,9 @@ struct Inner {
     /// What each call runs: the component, limits and access.
     target: Target,
     tools: Vec<ModuleTool>,
+    /// Exported functions not offered as tools (a component written for
+    /// another host), and why.
+    left_out: Vec<LeftOut>,
     imports: Vec<String>,
     size: usize,
     producers: Producers,
@@ -146,11 +151,18 @@ impl WasmModule {
             .pooled
             .as_ref()
             .is_some_and(|(engine, _)| Engine::same(engine, component.engine()));
-        world::check_exports(name, &component)?;
-        let exports = Exports::of(&component).ok_or_else(|| {
-            let reason = "it does not export `tool-info` and `call`".to_string();
-            fail(LoadErrorKind::WrongWorld, reason)
-        })?;
+        let producers = Producers::of(bytes);
+        // A component of the toolhost:tool world is held to it exactly;
+        // any other offers its exported functions.
+        let discovered = if world::exports_contract(&component) {
+            world::check_exports(name, &component)?;
+            None
+        } else {
+            Some(typed::discover(
+                name, &component, bytes, &limits, &producers,
+            )?)
+        };
+        let exports = Exports::of(&component);
         let imports = component
             .component_type()
             .imports(linker.engine())
@@ -162,7 +174,6 @@ impl WasmModule {
         })?;
         let overflow =
             pooled.then(|| Arc::new(Overflow::new(Arc::clone(&linkers.on_demand.1), component)));
-        let producers = Producers::of(bytes);
         let target = Target {
             module: name.into(),
             pre,
@@ -174,13 +185,20 @@ impl WasmModule {
             limits,
             access: Arc::default(),
             transcodes: abi.transcodes_strings,
-            prime_ready: producers.interpreter_sets_up_on_first_call(),
+            // Priming calls `call`, which only the toolhost:tool world has.
+            prime_ready: discovered.is_none() && producers.interpreter_sets_up_on_first_call(),
             state_bytes: to_usize(state.bytes),
             resolver: runtime.resolver().clone(),
             http: None,
         };
-        let read = tool_info::read_tools(name, &target);
-        let tools = runtime.clock().block_on(runtime.clock().drive(read))?;
+        let (tools, left_out) = match discovered {
+            Some(discovered) => typed_tools(discovered),
+            None => {
+                let read = tool_info::read_tools(name, &target);
+                let tools = runtime.clock().block_on(runtime.clock().drive(read))?;
+                (tools, Vec::new())
+            }
+        };
         prepare_first(runtime, &target);
         Ok(Self {
             inner: Arc::new(Inner {
@@ -188,6 +206,7 @@ impl WasmModule {
                 runtime: runtime.clone(),
                 target,
                 tools,
+                left_out,
                 imports,
                 size: bytes.len(),
                 producers,
@@ -283,6 +302,20 @@ impl WasmModule {
         &self.inner.target.limits
     }
 
+    /// The exported functions of a component written for another host that
+    /// are not offered as tools, and why (for example, one takes a
+    /// resource); empty for a component of the `toolhost:tool` world.
+    pub fn left_out(&self) -> &[LeftOut] {
+        &self.inner.left_out
+    }
+
+    /// Whether the component is written for another host: it does not
+    /// export `tool-info` and `call`, and each exported function is a tool
+    /// typed from its WIT.
+    pub fn typed_exports(&self) -> bool {
+        self.inner.tools.iter().any(|t| t.typed.is_some())
+    }
+
     /// What the component imports (for example `wasi:cli/stderr@0.2.0`).
     pub fn imports(&self) -> &[String] {
         &self.inner.imports
@@ -355,10 +388,27 @@ impl WasmModule {
                 max_args,
             ));
         }
-        Ok(Request::Call {
-            name: tool.local.clone(),
-            arguments: arguments.shared_text(),
-        })
+        let Some(func) = &tool.typed else {
+            return Ok(Request::Call {
+                name: tool.local.clone(),
+                arguments: arguments.shared_text(),
+            });
+        };
+        let object = arguments.object()?;
+        let params = func.arguments(&object).map_err(|e| {
+            ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!("tool '{name}' was given invalid arguments: {}", e.0),
+            )
+        })?;
+        Ok(Request::Typed(TypedCall {
+            export: func.export,
+            interface: func.interface.clone(),
+            name: Arc::clone(&func.name),
+            params: params.into(),
+            results: func.results(),
+            render: typed::answer,
+        }))
     }
 
     /// Runs `request` in a fresh sandbox; the answer, or the fault's text.
@@ -378,6 +428,21 @@ impl WasmModule {
             None => error,
         })
     }
+}
+
+/// The tools of a component written for another host, and the functions
+/// it leaves out.
+fn typed_tools(discovered: typed::Discovered) -> (Vec<ModuleTool>, Vec<LeftOut>) {
+    let tools = discovered
+        .tools
+        .into_iter()
+        .map(|t| ModuleTool {
+            local: t.local,
+            info: t.info,
+            typed: Some(t.func),
+        })
+        .collect();
+    (tools, discovered.left_out)
 }
 
 /// Makes the first instance ahead of `target`'s calls now, so that even the

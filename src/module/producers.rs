@@ -110,6 +110,12 @@ impl Producers {
         self.python_version().is_some() || self.componentize_js().is_some()
     }
 
+    /// Whether the component carries CPython packed by componentize-py
+    /// (which exports the initialization hook `exports#init`).
+    pub(crate) fn componentize_py(&self) -> bool {
+        self.python_version().is_some()
+    }
+
     fn componentize_js(&self) -> Option<&String> {
         self.tools.iter().find(|t| t.starts_with("ComponentizeJS"))
     }

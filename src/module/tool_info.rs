@@ -13,12 +13,15 @@ use crate::tool::{ToolInfo, json_type_name};
 
 use super::fault_text::tool_info_error;
 use super::load_error::{LoadError, LoadErrorKind};
+use super::typed::TypedFunc;
 
-/// One tool of a module: its local name and its schema under the exposed name.
+/// One tool of a module: its local name and its schema under the exposed
+/// name; for a component written for another host, the function it calls.
 #[derive(Debug, Clone)]
 pub(super) struct ModuleTool {
     pub local: String,
     pub info: ToolInfo,
+    pub typed: Option<Arc<TypedFunc>>,
 }
 
 /// Runs `tool-info` once (under the `tool_info_*` limits, with nothing
@@ -88,7 +91,11 @@ fn parse_tools(module: &str, text: &str, limits: &Limits) -> Result<Vec<ModuleTo
         }
         let local = std::mem::take(&mut info.name);
         info.name = names::exposed_name(module, &local).map_err(invalid)?;
-        tools.push(ModuleTool { local, info });
+        tools.push(ModuleTool {
+            local,
+            info,
+            typed: None,
+        });
     }
     Ok(tools)
 }

@@ -15,6 +15,17 @@ const REQUIRED_EXPORTS: [(&str, &str); 2] = [
     ),
 ];
 
+/// Whether the component means to implement the `toolhost:tool` world: it
+/// exports `tool-info` or `call` (then [`check_exports`] holds it to the
+/// world; otherwise its exported functions are its tools).
+pub(super) fn exports_contract(component: &Component) -> bool {
+    let ty = component.component_type();
+    let engine = component.engine();
+    REQUIRED_EXPORTS
+        .iter()
+        .any(|(export, _)| ty.get_export(engine, export).is_some())
+}
+
 /// Checks that the component exports `tool-info` and `call` with the world's types.
 pub(super) fn check_exports(name: &str, component: &Component) -> Result<(), LoadError> {
     let ty = component.component_type();

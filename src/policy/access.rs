@@ -29,6 +29,11 @@ pub struct Access {
     pub symlinks: bool,
     /// Outbound HTTP requests (`wasi:http`).
     pub http: HttpAccess,
+    /// What `wasi:config/store` answers: names and values (set in the
+    /// config, or read from toolhost's environment at load).
+    pub config: BTreeMap<String, String>,
+    /// The names in `config` whose values came from toolhost's environment.
+    pub config_inherited: Vec<String>,
 }
 
 /// One granted directory: an existing host directory, as an absolute path.
@@ -50,6 +55,15 @@ impl Access {
             && self.endpoints.is_empty()
             && !self.symlinks
             && self.http.is_empty()
+            && self.config.is_empty()
+    }
+
+    /// The `wasi:config` names whose values the config sets.
+    pub fn config_set_in_config(&self) -> impl Iterator<Item = &str> {
+        self.config
+            .keys()
+            .filter(|k| !self.config_inherited.contains(k))
+            .map(String::as_str)
     }
 
     /// The names of the environment variables whose values the config sets.

@@ -25,6 +25,8 @@ use super::http::HttpGrant;
 /// network = { allow = ["api.example.com:443", "127.0.0.1:8080"] }
 /// symlinks = true
 /// http = { allow = ["https://api.example.com/v1/"] }
+/// config = { region = "eu" }
+/// config_inherit = ["DATABASE_URL"]
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,6 +51,13 @@ pub struct Grants {
     /// Outbound HTTP requests (`wasi:http`) the guest may make.
     #[serde(default)]
     pub http: HttpGrant,
+    /// Values `wasi:config/store` gives the guest, by name.
+    #[serde(default)]
+    pub config: BTreeMap<String, String>,
+    /// Names of host environment variables `wasi:config/store` gives the
+    /// guest under the same name (read at load).
+    #[serde(default)]
+    pub config_inherit: Vec<String>,
 }
 
 /// The network a module may use: outbound TCP to the listed endpoints only.
@@ -118,6 +127,8 @@ impl Grants {
             && self.network.allow.is_empty()
             && !self.symlinks
             && self.http.is_empty()
+            && self.config.is_empty()
+            && self.config_inherit.is_empty()
     }
 
     /// Checks these grants and makes them ready to use: host paths become
@@ -143,6 +154,23 @@ impl Grants {
             })?;
             env.insert(name.clone(), value);
         }
+        let mut config = BTreeMap::new();
+        for (key, value) in &self.config {
+            check_config_name(key).map_err(|e| format!("grants.config: {e}"))?;
+            config.insert(key.clone(), value.clone());
+        }
+        for name in &self.config_inherit {
+            check_env_name(name).map_err(|e| format!("grants.config_inherit: {e}"))?;
+            if self.config.contains_key(name) {
+                return Err(format!(
+                    "grants.config_inherit: '{name}' is also set in grants.config; give it once"
+                ));
+            }
+            let value = std::env::var(name).map_err(|_| {
+                format!("grants.config_inherit: '{name}' is not set (or not UTF-8) in toolhost's environment")
+            })?;
+            config.insert(name.clone(), value);
+        }
         let endpoints = self.network.endpoints()?;
         let http = self.http.resolve(base)?;
         if self.symlinks && !self.dirs.iter().any(|d| d.mode == DirMode::Rw) {
@@ -157,6 +185,8 @@ impl Grants {
             endpoints,
             symlinks: self.symlinks,
             http,
+            config,
+            config_inherited: self.config_inherit.clone(),
         })
     }
 }
@@ -181,6 +211,14 @@ fn resolve_dir(dir: &DirGrant, base: &Path) -> Result<DirAccess, String> {
         guest: dir.guest.clone(),
         mode: dir.mode,
     })
+}
+
+/// Refuses an empty configuration name.
+fn check_config_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("a name is empty".to_string());
+    }
+    Ok(())
 }
 
 /// Refuses a name that cannot be an environment variable's.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wasmtime::Store;
-use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre};
+use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre, Val};
 
 use super::capture::{Capture, Captured};
 use super::deadline::Deadline;
@@ -75,20 +75,21 @@ impl Target {
 }
 
 /// The indices of a component's `tool-info` and `call` exports, so that a
-/// call does not look them up by name.
+/// call does not look them up by name (both `None` for a component written
+/// for another host, whose calls are [`Request::Typed`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Exports {
-    tool_info: ComponentExportIndex,
-    call: ComponentExportIndex,
+    tool_info: Option<ComponentExportIndex>,
+    call: Option<ComponentExportIndex>,
 }
 
 impl Exports {
-    /// The exports of `component`, if it has both.
-    pub(crate) fn of(component: &Component) -> Option<Self> {
-        Some(Self {
-            tool_info: component.get_export_index(None, "tool-info")?,
-            call: component.get_export_index(None, "call")?,
-        })
+    /// The `tool-info` and `call` exports of `component`, as far as it has them.
+    pub(crate) fn of(component: &Component) -> Self {
+        Self {
+            tool_info: component.get_export_index(None, "tool-info"),
+            call: component.get_export_index(None, "call"),
+        }
     }
 }
 
@@ -99,6 +100,26 @@ pub(crate) enum Request {
     ToolInfo,
     /// `call(name, arguments)`, with the module-local name.
     Call { name: String, arguments: Arc<str> },
+    /// One exported function of a component written for another host,
+    /// with its parameters' values.
+    Typed(TypedCall),
+}
+
+/// A call of an exported function with its parameters' values.
+#[derive(Debug, Clone)]
+pub(crate) struct TypedCall {
+    /// The function's export in the module's component.
+    pub export: ComponentExportIndex,
+    /// The interface it is exported from (`None`: the world) and its
+    /// name, to find it in an instance of another compilation of the same
+    /// component (the on-demand twin of a full pool).
+    pub interface: Option<Arc<str>>,
+    pub name: Arc<str>,
+    pub params: Arc<[Val]>,
+    /// How many results it gives back (0 or 1).
+    pub results: usize,
+    /// Its results as the answer text (`Ok`) or the tool's error (`Err`).
+    pub render: fn(Vec<Val>) -> Result<String, String>,
 }
 
 /// A call's answer: the guest's `ok` or `err` text, or why there is none.
@@ -131,11 +152,11 @@ pub(super) struct Seen {
 /// The future owns everything it uses, so that it can be polled anywhere;
 /// dropping it ends the call (and drops its instance) at once.
 pub(crate) async fn run(target: Target, request: Request) -> CallReport {
-    if let (Request::Call { .. }, Some(instances)) = (&request, &target.warm) {
+    if let (false, Some(instances)) = (matches!(request, Request::ToolInfo), &target.warm) {
         return warm::run(&target, instances, request).await;
     }
     let ready = match &request {
-        Request::Call { .. } => target.ready.clone(),
+        Request::Call { .. } | Request::Typed(_) => target.ready.clone(),
         Request::ToolInfo => None,
     };
     let prepared = ready.as_ref().and_then(|r| r.take());
@@ -301,7 +322,7 @@ async fn run_with(
 fn max_bytes(limits: &Limits, request: &Request) -> usize {
     to_usize(match request {
         Request::ToolInfo => limits.max_tool_info_bytes,
-        Request::Call { .. } => limits.max_output_bytes,
+        Request::Call { .. } | Request::Typed(_) => limits.max_output_bytes,
     })
 }
 
@@ -343,26 +364,58 @@ pub(super) async fn call_export(
     request: Request,
     max_bytes: usize,
 ) -> wasmtime::Result<Outcome> {
+    let missing = |export: &str| wasmtime::Error::msg(format!("the component has no `{export}`"));
     match request {
         Request::ToolInfo => {
-            let func = instance.get_typed_func::<(), (String,)>(&mut *store, exports.tool_info)?;
+            let index = exports.tool_info.ok_or_else(|| missing("tool-info"))?;
+            let func = instance.get_typed_func::<(), (String,)>(&mut *store, index)?;
             let (info,) = func.call_async(&mut *store, ()).await?;
             Ok(check_size(info, max_bytes).map(Ok))
         }
         Request::Call { name, arguments } => {
-            let func = instance.get_typed_func::<(&str, &str), (Result<String, String>,)>(
-                &mut *store,
-                exports.call,
-            )?;
+            let index = exports.call.ok_or_else(|| missing("call"))?;
+            let func = instance
+                .get_typed_func::<(&str, &str), (Result<String, String>,)>(&mut *store, index)?;
             let (answer,) = func
                 .call_async(&mut *store, (name.as_str(), &*arguments))
                 .await?;
-            Ok(match answer {
-                Ok(text) => check_size(text, max_bytes).map(Ok),
-                Err(text) => Ok(Err(truncate(&text, max_bytes))),
-            })
+            Ok(sized(answer, max_bytes))
+        }
+        Request::Typed(call) => {
+            let func = typed_func(store, instance, &call).ok_or_else(|| missing(&call.name))?;
+            let mut results = vec![Val::Bool(false); call.results];
+            func.call_async(&mut *store, &call.params, &mut results)
+                .await?;
+            Ok(sized((call.render)(results), max_bytes))
         }
     }
+}
+
+/// The answer within `max_bytes`: a larger answer is a fault, a larger
+/// error is cut.
+fn sized(answer: Result<String, String>, max_bytes: usize) -> Outcome {
+    match answer {
+        Ok(text) => check_size(text, max_bytes).map(Ok),
+        Err(text) => Ok(Err(truncate(&text, max_bytes))),
+    }
+}
+
+/// The function `call` names in `instance`: by its index, or by its names
+/// in an instance of another compilation of the component.
+fn typed_func(
+    store: &mut Store<CallState>,
+    instance: &Instance,
+    call: &TypedCall,
+) -> Option<wasmtime::component::Func> {
+    if let Some(func) = instance.get_func(&mut *store, call.export) {
+        return Some(func);
+    }
+    let parent = match &call.interface {
+        Some(interface) => Some(instance.get_export_index(&mut *store, None, interface)?),
+        None => None,
+    };
+    let index = instance.get_export_index(&mut *store, parent.as_ref(), &call.name)?;
+    instance.get_func(&mut *store, index)
 }
 
 /// The answer, or its size if it is larger than `max_bytes`.

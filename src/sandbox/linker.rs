@@ -2,7 +2,8 @@
 //! stricter versions of a few functions ([`overrides`](super::overrides)),
 //! `wasi:http` 0.2 and 0.3 (every request decided by the host, see
 //! [`http`](super::http)), and the WASI 0.3 interfaces that reach nothing
-//! by themselves (cli, clocks, random).
+//! by themselves (cli, clocks, random), and `wasi:config/store` (the
+//! module's granted configuration, [`config_store`](super::config_store)).
 //!
 //! WASI 0.3's filesystem and sockets are left out: toolhost's checks of
 //! files (open-file and write budgets, symbolic links) and of name lookups
@@ -15,6 +16,7 @@
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
+use super::config_store;
 use super::overrides;
 use super::state::CallState;
 use crate::engine::concurrency_of;
@@ -28,6 +30,7 @@ pub(crate) fn new_linker(engine: &Engine) -> anyhow::Result<Linker<CallState>> {
     overrides::add_to_linker(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
         .map_err(anyhow::Error::from)?;
+    config_store::add_to_linker(&mut linker)?;
     if !concurrency_of(engine).is_on() {
         return Ok(linker);
     }

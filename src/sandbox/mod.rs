@@ -11,6 +11,7 @@
 mod budget;
 mod call;
 mod capture;
+mod config_store;
 mod deadline;
 mod fault;
 mod guest_stderr;
@@ -28,7 +29,7 @@ mod store;
 mod warm;
 mod wasi_context;
 
-pub(crate) use call::{CallReport, Exports, Request, Target, run};
+pub(crate) use call::{CallReport, Exports, Request, Target, TypedCall, run};
 pub(crate) use capture::Captured;
 pub(crate) use fault::Fault;
 pub(crate) use http::HttpClient;

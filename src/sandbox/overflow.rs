@@ -66,8 +66,7 @@ impl Overflow {
         // process loaded (compiled by toolhost, or checked from its cache),
         // for an engine that compiles as this one.
         let component = unsafe { Component::deserialize(self.linker.engine(), &artifact) }?;
-        let exports = Exports::of(&component)
-            .ok_or_else(|| wasmtime::Error::msg("the component lost its exports"))?;
+        let exports = Exports::of(&component);
         Ok((self.linker.instantiate_pre(&component)?, exports))
     }
 }

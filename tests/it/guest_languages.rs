@@ -2,15 +2,18 @@
 //! toolchains: `fetch()` in a ComponentizeJS tool built with its default
 //! options, a componentize-py tool using wasi:http, and tools built with
 //! jco's QuickJS backend (default options: the async ABI) under the same
-//! limits as any module.
+//! limits as any module; and components of both with plain typed exports,
+//! written without toolhost's SDK.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::{Value, json};
-use toolhost::{Limits, ToolManager, WasmModule};
+use toolhost::{Limits, Tool, ToolManager, WasmModule};
 use toolhost_testkit::http_server::{Reply, TestServer};
-use xtask::{Repo, build_js_component, build_python_component, build_qjs_component};
+use xtask::{
+    Repo, build_js_component, build_js_world_component, build_python_component, build_qjs_component,
+};
 
 use crate::common::{allow_only, call, runtime, with_http};
 
@@ -54,6 +57,37 @@ fn py_http() -> PathBuf {
             &wit,
             "toolhost:tool-http/tool-http@0.1.0",
             &out_dir().join("py-http.wasm"),
+        )
+    })
+}
+
+fn py_plain() -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    once(&BUILT, || {
+        let repo = repo();
+        let dir = repo.root().join("tests/guests-py/plain");
+        let wit = dir.join("wit");
+        build_python_component(
+            &repo,
+            &dir,
+            &[wit.as_path()],
+            "test:py-plain/py-plain@0.1.0",
+            &out_dir().join("py-plain.wasm"),
+        )
+    })
+}
+
+fn js_plain() -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    once(&BUILT, || {
+        let repo = repo();
+        let dir = repo.root().join("tests/guests-js/plain");
+        build_js_world_component(
+            &repo,
+            &dir.join("tool.js"),
+            &dir.join("wit"),
+            "js-plain",
+            &out_dir().join("js-plain.wasm"),
         )
     })
 }
@@ -259,4 +293,89 @@ fn wasip3_http_is_decided_like_wasip2_http() {
         "{denied}"
     );
     assert_eq!(other.connections(), 0);
+}
+
+/// The component at `path` loaded as module `name` with default limits.
+fn plain_module(path: &Path, name: &str) -> WasmModule {
+    WasmModule::from_file(runtime(), path, Some(name), Limits::default())
+        .unwrap_or_else(|e| panic!("{} loads: {e}", path.display()))
+}
+
+#[test]
+fn a_python_component_with_plain_exports_serves_each_function() {
+    let module = plain_module(&py_plain(), "py");
+    let mut names: Vec<String> = module.infos().into_iter().map(|i| i.name).collect();
+    names.sort();
+    assert_eq!(names, ["py_greet", "py_mean", "py_strings_upper"]);
+    // componentize-py's own initialization hook is not the author's tool.
+    let left: Vec<&str> = module
+        .left_out()
+        .iter()
+        .map(|l| l.function.as_str())
+        .collect();
+    assert_eq!(left, ["exports#init"]);
+    let mut manager = ToolManager::new();
+    manager.register(module).unwrap();
+    assert_eq!(
+        call(&manager, "py_mean", json!({"values": [1, 2, 3.5]})),
+        r#"{"count":3,"mean":2.1666666666666665}"#
+    );
+    assert_eq!(
+        call(&manager, "py_mean", json!({"values": []})),
+        "Error: tool 'py_mean' failed: no values given"
+    );
+    assert_eq!(
+        call(&manager, "py_greet", json!({"name": "ada"})),
+        "hello ada"
+    );
+    assert_eq!(
+        call(&manager, "py_greet", json!({"name": "ada", "times": 2})),
+        "hello ada hello ada"
+    );
+    assert_eq!(
+        call(&manager, "py_greet", json!({"name": "ada", "times": 256})),
+        "Error: tool 'py_greet' was given invalid arguments: field 'times': expected an integer from 0 to 255 (u8), got integer 256"
+    );
+    assert_eq!(
+        call(&manager, "py_strings_upper", json!({"s": "abc"})),
+        "ABC"
+    );
+}
+
+#[test]
+fn a_javascript_component_with_plain_exports_serves_each_function() {
+    let module = plain_module(&js_plain(), "js");
+    let mut names: Vec<String> = module.infos().into_iter().map(|i| i.name).collect();
+    names.sort();
+    assert_eq!(names, ["js_convert", "js_hosts_host-of", "js_total"]);
+    assert!(module.left_out().is_empty());
+    let mut manager = ToolManager::new();
+    manager.register(module).unwrap();
+    let reading = json_of(&call(
+        &manager,
+        "js_convert",
+        json!({"r": {"value": 100, "unit": "celsius"}, "to": "fahrenheit"}),
+    ));
+    assert_eq!(reading, json!({"value": 212.0, "unit": "fahrenheit"}));
+    // s64 values past 2^53 reach JavaScript as BigInts, whole.
+    assert_eq!(
+        call(
+            &manager,
+            "js_total",
+            json!({"values": [9007199254740993i64, 1]})
+        ),
+        "9007199254740994"
+    );
+    assert_eq!(
+        call(
+            &manager,
+            "js_hosts_host-of",
+            json!({"url": "https://a.example:8080/x"})
+        ),
+        "a.example:8080"
+    );
+    assert_eq!(
+        call(&manager, "js_hosts_host-of", json!({"url": "nope"})),
+        "Error: tool 'js_hosts_host-of' failed: not a URL: nope"
+    );
 }

@@ -22,6 +22,7 @@ mod pool;
 mod ready;
 mod sandbox;
 mod trust;
+mod typed_exports;
 mod warm;
 
 /// The checks of the fuzz targets, replayed by `fuzz_inputs`.

@@ -32,6 +32,15 @@ fn hostile_in(runtime: &Runtime, limits: Limits) -> WasmModule {
         .expect("hostile guest loads")
 }
 
+/// A Tokio runtime of two worker threads, for calls at once.
+fn two_workers() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 fn manager_of(module: WasmModule) -> ToolManager {
     let mut manager = ToolManager::new();
     manager.register(module).expect("registers");
@@ -83,11 +92,7 @@ fn calls_past_a_full_pool_run_on_demand_and_all_succeed() {
     let module = hostile_in(&runtime, tight_limits());
     assert!(module.pooled());
     let manager = Arc::new(manager_of(module));
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let tokio = two_workers();
     // Twelve calls asleep at once in a pool of two instances: ten of them
     // cannot have a slot.
     let answers = tokio.block_on(async {
@@ -361,4 +366,50 @@ fn no_instance_reads_what_the_previous_one_in_its_slot_wrote() {
             );
         }
     }
+}
+
+#[test]
+fn typed_calls_past_a_full_pool_find_their_function_in_the_on_demand_twin() {
+    let runtime = runtime_with(PoolConfig {
+        ready_per_module: 0,
+        ..tiny_pool()
+    });
+    let hostile = hostile_in(&runtime, tight_limits());
+    let plain = WasmModule::from_file(
+        &runtime,
+        &guest("guest-plain"),
+        Some("p"),
+        Limits::default(),
+    )
+    .expect("guest-plain loads");
+    assert!(plain.pooled());
+    let mut manager = manager_of(hostile);
+    manager.register(plain.clone()).unwrap();
+    let manager = Arc::new(manager);
+    let tokio = two_workers();
+    let answers = tokio.block_on(async {
+        // Two sleepers take both slots; the typed calls then find none.
+        let sleepers: Vec<_> = (0..2)
+            .map(|_| {
+                let manager = Arc::clone(&manager);
+                let call = tool_call("s", "h_sleep", json!(json!({"ms": 1500}).to_string()));
+                tokio::spawn(async move { manager.call_async(&call).await })
+            })
+            .collect();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let mut answers = Vec::new();
+        for (tool, arguments) in [
+            ("p_echo", json!({"text": "world"})),
+            ("p_text_echo", json!({"s": "iface"})),
+        ] {
+            let call = tool_call("c", tool, json!(arguments.to_string()));
+            answers.push(manager.call_async(&call).await);
+        }
+        for sleeper in sleepers {
+            assert_eq!(sleeper.await.unwrap(), "woke up");
+        }
+        answers
+    });
+    assert_eq!(answers, ["world", "text:iface"]);
+    assert_eq!(plain.calls_off_the_pool(), 2);
 }

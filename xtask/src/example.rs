@@ -102,8 +102,15 @@ fn build_python(repo: &Repo, venv: &Path, out: &Path) -> Result<()> {
 /// grants).
 fn build_js(repo: &Repo, toolchain: &Path, out: &Path) -> Result<()> {
     let source = repo.example_dir(Language::JavaScript).join("tool.js");
-    componentize_js(repo, toolchain, &source, out, &[])
-        .context("ComponentizeJS failed to build the JavaScript example")
+    componentize_js(
+        repo,
+        toolchain,
+        &source,
+        (&repo.wit_dir(), "tool"),
+        out,
+        &[],
+    )
+    .context("ComponentizeJS failed to build the JavaScript example")
 }
 
 /// zig cc to a core module for wasm32-wasi, then a component of it.

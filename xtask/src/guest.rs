@@ -57,8 +57,35 @@ pub fn build_js_component(
     disable: &[JsFeature],
 ) -> Result<PathBuf> {
     let toolchain = install_toolchain(repo, Language::JavaScript)?;
+    let world = (repo.wit_dir(), "tool");
     build_atomically(out, |partial| {
-        componentize_js(repo, &toolchain, source, partial, disable)
+        componentize_js(
+            repo,
+            &toolchain,
+            source,
+            (&world.0, world.1),
+            partial,
+            disable,
+        )
+    })
+    .with_context(|| format!("ComponentizeJS failed to build {}", source.display()))?;
+    Ok(out.to_path_buf())
+}
+
+/// Builds the JavaScript module `source` into the component `out` with
+/// ComponentizeJS (default features), for the world `world` of the WIT
+/// folder `wit`: a component of any world, not only toolhost's. Installs
+/// the JavaScript toolchain first if needed; returns `out`.
+pub fn build_js_world_component(
+    repo: &Repo,
+    source: &Path,
+    wit: &Path,
+    world: &str,
+    out: &Path,
+) -> Result<PathBuf> {
+    let toolchain = install_toolchain(repo, Language::JavaScript)?;
+    build_atomically(out, |partial| {
+        componentize_js(repo, &toolchain, source, (wit, world), partial, &[])
     })
     .with_context(|| format!("ComponentizeJS failed to build {}", source.display()))?;
     Ok(out.to_path_buf())
@@ -128,11 +155,13 @@ pub fn build_python_component(
 }
 
 /// ComponentizeJS (the toolchain's, in `toolchain`): `source` into `out`,
-/// for the world `tool` of `wit/`, without the `disable`d features.
+/// for the world `world.1` of the WIT folder `world.0`, without the
+/// `disable`d features.
 pub(crate) fn componentize_js(
     repo: &Repo,
     toolchain: &Path,
     source: &Path,
+    (wit, world): (&Path, &str),
     out: &Path,
     disable: &[JsFeature],
 ) -> Result<()> {
@@ -143,8 +172,8 @@ pub(crate) fn componentize_js(
         .arg(cli)
         .arg(absolute(source)?)
         .arg("--wit")
-        .arg(absolute(&repo.wit_dir())?)
-        .args(["--world-name", "tool"]);
+        .arg(absolute(wit)?)
+        .args(["--world-name", world]);
     if !disable.is_empty() {
         command
             .arg("--disable")

@@ -77,6 +77,7 @@ pub fn list(setup: &Setup<'_>, as_json: bool, verbose: bool) -> anyhow::Result<E
                         "grants": access_json(module.access()),
                         "limits": module.limits(),
                         "warm": module.warm().map(|w| json!({"max_calls": w.max_calls})),
+                        "left_out": left_out_json(module),
                     })
                 })
                 .collect();
@@ -118,9 +119,30 @@ pub fn list(setup: &Setup<'_>, as_json: bool, verbose: bool) -> anyhow::Result<E
                 &limit_lines(module.limits()),
             )?;
             print_section("instances", &[instance_line(module)])?;
+            if !module.left_out().is_empty() {
+                print_section("left out (not tools)", &left_out_lines(module))?;
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The exported functions a component written for another host does not
+/// offer as tools, each with why.
+pub fn left_out_lines(module: &WasmModule) -> Vec<String> {
+    module
+        .left_out()
+        .iter()
+        .map(|l| escape_controls(&format!("{}: {}", l.function, l.reason)).into_owned())
+        .collect()
+}
+
+fn left_out_json(module: &WasmModule) -> Value {
+    module
+        .left_out()
+        .iter()
+        .map(|l| json!({"function": l.function, "reason": l.reason}))
+        .collect()
 }
 
 /// How a module's calls get their instances.
@@ -301,6 +323,12 @@ pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {
     for line in limit_lines(module.limits()) {
         print(&format!("  {line}"))?;
     }
+    let kind = if module.typed_exports() {
+        "each exported function (written for another host, typed from its WIT)"
+    } else {
+        "tool-info and call (the toolhost:tool world)"
+    };
+    print(&format!("tools from:   {kind}"))?;
     print("tools:")?;
     for info in module.infos() {
         let local = module.local_name(&info.name).unwrap_or(&info.name);
@@ -309,6 +337,18 @@ pub fn inspect(setup: &Setup<'_>, file: &Path) -> anyhow::Result<ExitCode> {
             print(&format!("    {}", escape_controls(line)))?;
         }
         print(&format!("    parameters: {}", info.parameters))?;
+        if let Some(output) = info.output_schema() {
+            print(&format!(
+                "    outputSchema: {}",
+                Value::Object(output.clone())
+            ))?;
+        }
+    }
+    if !module.left_out().is_empty() {
+        print("left out (not tools):")?;
+        for line in left_out_lines(&module) {
+            print(&format!("  {line}"))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

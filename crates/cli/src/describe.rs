@@ -27,6 +27,16 @@ pub fn access_lines(access: &Access) -> Vec<String> {
             "env {name} (inherited from toolhost's environment)"
         ));
     }
+    for name in access.config_set_in_config() {
+        lines.push(format!(
+            "config {name} (wasi:config value set in the config)"
+        ));
+    }
+    for name in &access.config_inherited {
+        lines.push(format!(
+            "config {name} (wasi:config value inherited from toolhost's environment)"
+        ));
+    }
     for endpoint in &access.endpoints {
         lines.push(format!("network: outbound TCP to {endpoint}"));
     }
@@ -129,6 +139,8 @@ pub fn access_json(access: &Access) -> Value {
         "network": {"allow": endpoints},
         "symlinks": access.symlinks,
         "http": http_json(&access.http),
+        "config": access.config_set_in_config().collect::<Vec<_>>(),
+        "config_inherit": access.config_inherited,
     })
 }
 
@@ -145,15 +157,26 @@ mod tests {
             ]
             .into(),
             inherited: vec!["API_KEY".into()],
+            config: [
+                ("region".to_string(), "eu-west".to_string()),
+                ("DB_URL".to_string(), "postgres://hidden".to_string()),
+            ]
+            .into(),
+            config_inherited: vec!["DB_URL".into()],
             ..Access::default()
         };
         let text = format!("{:?} {}", access_lines(&access), access_json(&access));
         assert!(
-            !text.contains("metric") && !text.contains("s3cret"),
+            !text.contains("metric")
+                && !text.contains("s3cret")
+                && !text.contains("eu-west")
+                && !text.contains("hidden"),
             "{text}"
         );
         assert!(text.contains("env UNITS (value set in the config)"));
         assert!(text.contains("env API_KEY (inherited"));
+        assert!(text.contains("config region (wasi:config value set in the config)"));
+        assert!(text.contains("config DB_URL (wasi:config value inherited"));
         assert_eq!(
             access_lines(&Access::default()),
             ["nothing (no files, environment, network or stdin)"]

@@ -43,6 +43,13 @@ def http_path() -> Path:
 
 
 @pytest.fixture(scope="session")
+def plain_path() -> Path:
+    """A component written for no host in particular (tests/guests/guest-plain):
+    typed exports such as `echo(text)`, `compound(c)`, `fallible(ok, text)`."""
+    return _path("TOOLHOST_TEST_PLAIN")
+
+
+@pytest.fixture(scope="session")
 def verbatim_path() -> Path:
     """The verbatim test component (tool `verbatim`: answers its arguments text)."""
     return _path("TOOLHOST_TEST_VERBATIM")

@@ -31,6 +31,7 @@ fn pytest_suite() {
     let hostile = toolhost_testkit::guest("guest-hostile");
     let http = toolhost_testkit::guest("guest-http");
     let verbatim = toolhost_testkit::guest("guest-verbatim");
+    let plain = toolhost_testkit::guest("guest-plain");
     let table = repo.root().join("tests/data/verbatim_arguments.json");
     let calc = work.path().join("calc.wasm");
     fs::write(
@@ -51,6 +52,7 @@ fn pytest_suite() {
         .env("TOOLHOST_TEST_HOSTILE", &hostile)
         .env("TOOLHOST_TEST_HTTP", &http)
         .env("TOOLHOST_TEST_VERBATIM", &verbatim)
+        .env("TOOLHOST_TEST_PLAIN", &plain)
         .env("TOOLHOST_TEST_ARGUMENTS_TABLE", &table)
         .env("TOOLHOST_TEST_CALC", &calc)
         .env("TOOLHOST_TEST_EXPECTED", &expected)

@@ -35,6 +35,7 @@ const TEST_GUESTS: &[&str] = &[
     "guest-wrong-world",
     "guest-wrong-signature",
     "guest-primed",
+    "guest-plain",
 ];
 
 /// The workspace root (the repository's top folder).

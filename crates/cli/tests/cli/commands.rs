@@ -391,3 +391,68 @@ fn a_closed_stdout_is_not_an_error() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stderr(&out), "");
 }
+
+#[test]
+fn a_component_written_for_another_host_is_inspected_listed_and_called() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(guest("guest-plain"), dir.path().join("plain.wasm")).unwrap();
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        "[[modules]]\npath = \"plain.wasm\"\n[modules.grants]\nconfig = { region = \"eu-secret-region\" }\n",
+    )
+    .unwrap();
+    let out = toolhost(
+        dir.path(),
+        &["inspect", "plain", "-c", "toolhost.toml"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "tools from:   each exported function (written for another host, typed from its WIT)\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  plain_text_reverse (local name 'text_reverse')\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"    parameters: {"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}"#),
+        "{text}"
+    );
+    assert!(
+        text.contains("    outputSchema: {\"type\":\"object\""),
+        "{text}"
+    );
+    assert!(text.contains("left out (not tools):\n  test:plain/counter@0.1.0#[constructor]tally: it is a resource's constructor or method\n"), "{text}");
+    assert!(
+        text.contains("  config region (wasi:config value set in the config)\n"),
+        "{text}"
+    );
+    assert!(!text.contains("eu-secret-region"), "{text}");
+    // Loading warns about what it leaves out, naming the function.
+    assert!(
+        stderr(&out).contains("test:plain/counter@0.1.0#read"),
+        "{}",
+        stderr(&out)
+    );
+
+    let list = toolhost(dir.path(), &["list", "--json", "--verbose"], None);
+    let listed: Value = serde_json::from_str(&stdout(&list)).unwrap();
+    let module = &listed["modules"][0];
+    assert_eq!(module["grants"]["config"], json!(["region"]));
+    assert_eq!(
+        module["left_out"][2]["function"],
+        "test:plain/counter@0.1.0#read"
+    );
+    assert!(!stdout(&list).contains("eu-secret-region"));
+
+    let called = toolhost(
+        dir.path(),
+        &["call", "plain_config-get", r#"{"key": "region"}"#],
+        None,
+    );
+    assert_eq!(stdout(&called), "\"eu-secret-region\"\n");
+}

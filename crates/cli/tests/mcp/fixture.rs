@@ -37,6 +37,7 @@ impl Fixture {
     pub fn new() -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::copy(guest("guest-hostile"), dir.path().join("hostile.wasm")).expect("copy");
+        std::fs::copy(guest("guest-plain"), dir.path().join("plain.wasm")).expect("copy");
         std::fs::write(dir.path().join("broken.wasm"), b"\0asm not really").expect("write");
         let fixture = Fixture { dir };
         fixture.write_config(&fixture.config(""));
@@ -102,6 +103,12 @@ limits = {{ fuel = 100000000000000, timeout_ms = 300 }}
 name = "s"
 path = "hostile.wasm"
 limits = {{ fuel = 100000000000000, timeout_ms = 120000 }}
+
+# Written for no host in particular: each exported function is a tool.
+[[modules]]
+name = "plain"
+path = "plain.wasm"
+grants = {{ config = {{ region = "eu" }} }}
 
 [[modules]]
 name = "broken"
@@ -190,6 +197,33 @@ pub fn described_tools() -> Value {
             "annotations": pure,
             "outputSchema": {"type": "object", "required": ["text", "replacements"]},
         },
+        // A function of a component written for another host: its schemas
+        // come from its WIT types, the record it returns is structured.
+        "plain_compound": {
+            "inputSchema": {"type": "object", "required": ["c"], "additionalProperties": false},
+            "outputSchema": {
+                "type": "object",
+                "required": ["p", "sh", "col", "f", "v", "t", "bytes", "r", "nested"],
+            },
+        },
+    })
+}
+
+/// A value of guest-plain's `compound` record, every kind of type in it.
+pub fn plain_compound() -> Value {
+    json!({
+        "p": {"x": -1, "y": 2},
+        "sh": {"name": "tri", "points": [{"x": 0, "y": 0}], "label": null},
+        "col": "dark-blue",
+        "f": ["read", "exec"],
+        "v": {"tag": "many", "value": [{"tag": "flag", "value": true}, {"tag": "num", "value": 2.5}]},
+        // Within 2^53: JavaScript clients read JSON numbers as doubles.
+        "o": 4294967296u64,
+        "oo": {"some": null},
+        "t": [255, "two", false],
+        "bytes": [0, 255],
+        "r": {"tag": "err", "value": "bad"},
+        "nested": [[{"name": "n", "points": [], "label": "L"}]],
     })
 }
 
@@ -236,6 +270,10 @@ fn example_arguments() -> Vec<(&'static str, Value)> {
         ("hash_crc32", json!({"text": "hello"})),
         ("hash_fnv1a", json!({"text": "hello", "bits": 32})),
         ("hash_sha256", json!({"text": "hello"})),
+        ("plain_compound", json!({"c": plain_compound()})),
+        ("plain_text_reverse", json!({"s": "abc"})),
+        ("plain_config-get", json!({"key": "region"})),
+        ("plain_nothing", json!({})),
     ]
 }
 
@@ -251,6 +289,10 @@ pub fn error_calls() -> Vec<Value> {
         json!({"tool": "t_spin", "arguments": {}, "error": "time limit"}),
         json!({"tool": "h_membomb", "arguments": {}, "error": "exceeded its memory limit of 16 MiB"}),
         json!({"tool": "h_big_output", "arguments": {"bytes": 100000}, "error": "4096"}),
+        json!({"tool": "plain_echo", "arguments": {"text": 1},
+               "error": "field 'text': expected a string, got integer 1"}),
+        json!({"tool": "plain_fallible", "arguments": {"ok": false, "text": "typed no"},
+               "error": "tool 'plain_fallible' failed: typed no"}),
     ]
 }
 

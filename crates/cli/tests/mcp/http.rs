@@ -134,7 +134,7 @@ fn bounds_bad_requests_health_and_metrics() {
         "{metrics}"
     );
     assert_eq!(sample("toolhost_tool_calls_in_flight"), 0.0, "{metrics}");
-    assert_eq!(sample("toolhost_modules_loaded"), 9.0, "{metrics}");
+    assert_eq!(sample("toolhost_modules_loaded"), 10.0, "{metrics}");
     assert_eq!(
         sample("toolhost_tool_call_duration_seconds_count"),
         6.0,

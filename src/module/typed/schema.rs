@@ -1,0 +1,182 @@
+//! JSON Schema from WIT types: what a model is told each parameter and
+//! result looks like. The shapes are the ones `json_to_val` reads and
+//! `val_to_json` writes (README, "Use a component written for another
+//! host"): no `$ref`, every type written out where it is used.
+
+use serde_json::{Map, Value, json};
+use wasmtime::component::Type;
+
+/// How deep types may nest before a function is left out (WIT allows
+/// deeper; no model needs it, and it bounds the host's recursion).
+pub(crate) const MAX_TYPE_DEPTH: usize = 32;
+/// How many schema objects one function's types may take before it is
+/// left out: types can share parts, and writing each use out could
+/// otherwise grow without bound.
+pub(crate) const MAX_SCHEMA_NODES: usize = 4096;
+
+/// Why a type cannot be offered as JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unsupported(pub String);
+
+/// Builds schemas under the depth and size bounds.
+pub(crate) struct SchemaBuilder {
+    nodes: usize,
+}
+
+impl SchemaBuilder {
+    pub(crate) fn new() -> Self {
+        Self { nodes: 0 }
+    }
+
+    /// The schema of a value of `ty`.
+    pub(crate) fn schema(&mut self, ty: &Type) -> Result<Value, Unsupported> {
+        self.at(ty, 0)
+    }
+
+    fn at(&mut self, ty: &Type, depth: usize) -> Result<Value, Unsupported> {
+        if depth > MAX_TYPE_DEPTH {
+            return Err(Unsupported(format!(
+                "its types nest more than {MAX_TYPE_DEPTH} deep"
+            )));
+        }
+        self.nodes += 1;
+        if self.nodes > MAX_SCHEMA_NODES {
+            return Err(Unsupported(format!(
+                "its types are too large to describe (more than {MAX_SCHEMA_NODES} schema objects)"
+            )));
+        }
+        let d = depth + 1;
+        Ok(match ty {
+            Type::Bool => json!({"type": "boolean"}),
+            Type::S8 => integer(i8::MIN.into(), i8::MAX.into()),
+            Type::U8 => integer(0.into(), u8::MAX.into()),
+            Type::S16 => integer(i16::MIN.into(), i16::MAX.into()),
+            Type::U16 => integer(0.into(), u16::MAX.into()),
+            Type::S32 => integer(i32::MIN.into(), i32::MAX.into()),
+            Type::U32 => integer(0.into(), u32::MAX.into()),
+            Type::S64 => integer(i64::MIN.into(), i64::MAX.into()),
+            Type::U64 => integer(0.into(), u64::MAX.into()),
+            Type::Float32 | Type::Float64 => float(),
+            Type::Char => json!({"type": "string", "minLength": 1, "maxLength": 1}),
+            Type::String => json!({"type": "string"}),
+            Type::List(list) => json!({"type": "array", "items": self.at(&list.ty(), d)?}),
+            Type::FixedLengthList(list) => {
+                let n = list.len();
+                json!({"type": "array", "items": self.at(&list.ty(), d)?, "minItems": n, "maxItems": n})
+            }
+            Type::Record(record) => {
+                let fields: Vec<(String, Type)> = record
+                    .fields()
+                    .map(|f| (f.name.to_string(), f.ty))
+                    .collect();
+                self.object(&fields, d)?
+            }
+            Type::Tuple(tuple) => {
+                let items = tuple
+                    .types()
+                    .map(|t| self.at(&t, d))
+                    .collect::<Result<Vec<_>, _>>()?;
+                // No `"items": false`: validators of drafts before 2020-12
+                // (Ajv in the MCP TypeScript SDK) read it as "no items at
+                // all"; `maxItems` bounds the length for every draft.
+                let n = items.len();
+                json!({"type": "array", "prefixItems": items, "minItems": n, "maxItems": n})
+            }
+            Type::Variant(variant) => {
+                let cases: Vec<(String, Option<Type>)> = variant
+                    .cases()
+                    .map(|c| (c.name.to_string(), c.ty))
+                    .collect();
+                self.tagged(&cases, d)?
+            }
+            Type::Result(result) => {
+                let cases = [
+                    ("ok".to_string(), result.ok()),
+                    ("err".to_string(), result.err()),
+                ];
+                self.tagged(&cases, d)?
+            }
+            Type::Enum(e) => json!({"type": "string", "enum": e.names().collect::<Vec<_>>()}),
+            Type::Flags(flags) => json!({
+                "type": "array",
+                "items": {"type": "string", "enum": flags.names().collect::<Vec<_>>()},
+                "uniqueItems": true,
+            }),
+            Type::Option(option) => {
+                let inner = option.ty();
+                let some = if matches!(inner, Type::Option(_)) {
+                    // An option of an option: `null` is the outer none, so
+                    // a present value is wrapped as `{"some": ...}`.
+                    let value = self.at(&inner, d)?;
+                    json!({"type": "object", "properties": {"some": value},
+                           "required": ["some"], "additionalProperties": false})
+                } else {
+                    self.at(&inner, d)?
+                };
+                json!({"anyOf": [some, {"type": "null"}]})
+            }
+            other => return Err(Unsupported(format!("it uses {}", super::not_json(other)))),
+        })
+    }
+
+    /// An object with one property per `(name, type)`, each required unless
+    /// its type is an option.
+    pub(crate) fn object(
+        &mut self,
+        fields: &[(String, Type)],
+        depth: usize,
+    ) -> Result<Value, Unsupported> {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for (name, ty) in fields {
+            properties.insert(name.clone(), self.at(ty, depth)?);
+            // An optional field may be left out, or given as null.
+            if !matches!(ty, Type::Option(_)) {
+                required.push(Value::String(name.clone()));
+            }
+        }
+        Ok(json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false,
+        }))
+    }
+
+    /// One of the tagged objects `{"tag": case}` or `{"tag": case, "value": ...}`.
+    fn tagged(
+        &mut self,
+        cases: &[(String, Option<Type>)],
+        depth: usize,
+    ) -> Result<Value, Unsupported> {
+        let mut one_of = Vec::with_capacity(cases.len());
+        for (name, ty) in cases {
+            let mut properties = Map::new();
+            properties.insert("tag".into(), json!({"const": name}));
+            let mut required = vec![json!("tag")];
+            if let Some(ty) = ty {
+                properties.insert("value".into(), self.at(ty, depth)?);
+                required.push(json!("value"));
+            }
+            one_of.push(json!({
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": false,
+            }));
+        }
+        Ok(json!({"oneOf": one_of}))
+    }
+}
+
+fn integer(minimum: Value, maximum: Value) -> Value {
+    json!({"type": "integer", "minimum": minimum, "maximum": maximum})
+}
+
+/// A float: any JSON number, or one of the strings JSON has no number for.
+fn float() -> Value {
+    json!({"anyOf": [
+        {"type": "number"},
+        {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]},
+    ]})
+}

@@ -1,0 +1,382 @@
+//! JSON arguments to component values, checked against the function's
+//! types before any instance runs: the shapes of `schema.rs`, converted
+//! exactly (64-bit integers kept whole, no float where an integer is due).
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Number, Value};
+use wasmtime::component::{Type, Val};
+
+/// A wrong argument: the field's path (`p.points[2].x`), what it must be
+/// and what was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct WrongArgument(pub String);
+
+/// The values of a call's parameters, from its JSON object of arguments.
+pub(crate) fn arguments(
+    params: &[(String, Type)],
+    object: &Map<String, Value>,
+) -> Result<Vec<Val>, WrongArgument> {
+    if let Some(unknown) = object.keys().find(|k| !params.iter().any(|(n, _)| n == *k)) {
+        let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+        let list = if names.is_empty() {
+            "it takes none".to_string()
+        } else {
+            format!("its parameters: {}", names.join(", "))
+        };
+        return Err(WrongArgument(format!(
+            "'{}' is not a parameter of this tool ({list})",
+            short(unknown)
+        )));
+    }
+    params
+        .iter()
+        .map(|(name, ty)| field(name, ty, object.get(name)))
+        .collect()
+}
+
+/// A field of an object (a parameter or a record's field): absent is
+/// `none` for an option, and an error for anything else.
+fn field(path: &str, ty: &Type, value: Option<&Value>) -> Result<Val, WrongArgument> {
+    match value {
+        Some(value) => to_val(path, ty, value),
+        None if matches!(ty, Type::Option(_)) => Ok(Val::Option(None)),
+        None => Err(WrongArgument(format!(
+            "field '{path}' is missing: expected {}",
+            expected(ty)
+        ))),
+    }
+}
+
+/// `value` as a value of `ty`; `path` names it in errors.
+fn to_val(path: &str, ty: &Type, value: &Value) -> Result<Val, WrongArgument> {
+    let wrong = || {
+        WrongArgument(format!(
+            "field '{path}': expected {}, got {}",
+            expected(ty),
+            given(value)
+        ))
+    };
+    Ok(match ty {
+        Type::Bool => Val::Bool(value.as_bool().ok_or_else(wrong)?),
+        Type::S8 => Val::S8(
+            int(value)
+                .and_then(|n| i8::try_from(n).ok())
+                .ok_or_else(wrong)?,
+        ),
+        Type::U8 => Val::U8(
+            int(value)
+                .and_then(|n| u8::try_from(n).ok())
+                .ok_or_else(wrong)?,
+        ),
+        Type::S16 => Val::S16(
+            int(value)
+                .and_then(|n| i16::try_from(n).ok())
+                .ok_or_else(wrong)?,
+        ),
+        Type::U16 => Val::U16(
+            int(value)
+                .and_then(|n| u16::try_from(n).ok())
+                .ok_or_else(wrong)?,
+        ),
+        Type::S32 => Val::S32(
+            int(value)
+                .and_then(|n| i32::try_from(n).ok())
+                .ok_or_else(wrong)?,
+        ),
+        Type::U32 => Val::U32(
+            int(value)
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(wrong)?,
+        ),
+        Type::S64 => Val::S64(
+            int(value)
+                .and_then(|n| i64::try_from(n).ok())
+                .ok_or_else(wrong)?,
+        ),
+        Type::U64 => Val::U64(
+            int(value)
+                .and_then(|n| u64::try_from(n).ok())
+                .ok_or_else(wrong)?,
+        ),
+        Type::Float32 => {
+            let x = float(value).ok_or_else(wrong)?;
+            if x.is_finite() && (x as f32).is_infinite() {
+                return Err(WrongArgument(format!(
+                    "field '{path}': {value} is out of range for a 32-bit float (f32)"
+                )));
+            }
+            Val::Float32(x as f32)
+        }
+        Type::Float64 => Val::Float64(float(value).ok_or_else(wrong)?),
+        Type::Char => {
+            let s = value.as_str().ok_or_else(wrong)?;
+            let mut chars = s.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => Val::Char(c),
+                _ => return Err(wrong()),
+            }
+        }
+        Type::String => Val::String(value.as_str().ok_or_else(wrong)?.to_string()),
+        Type::List(list) => {
+            let items = value.as_array().ok_or_else(wrong)?;
+            let inner = list.ty();
+            Val::List(elements(path, &inner, items)?)
+        }
+        Type::FixedLengthList(list) => {
+            let items = value.as_array().ok_or_else(wrong)?;
+            if items.len() != list.len() as usize {
+                return Err(wrong());
+            }
+            Val::FixedLengthList(elements(path, &list.ty(), items)?)
+        }
+        Type::Record(record) => {
+            let object = value.as_object().ok_or_else(wrong)?;
+            let names: Vec<&str> = record.fields().map(|f| f.name).collect();
+            if let Some(unknown) = object.keys().find(|k| !names.contains(&k.as_str())) {
+                return Err(WrongArgument(format!(
+                    "field '{path}': '{}' is not one of its fields ({})",
+                    short(unknown),
+                    names.join(", ")
+                )));
+            }
+            let fields = record
+                .fields()
+                .map(|f| {
+                    let at = format!("{path}.{}", f.name);
+                    Ok((f.name.to_string(), field(&at, &f.ty, object.get(f.name))?))
+                })
+                .collect::<Result<Vec<_>, WrongArgument>>()?;
+            Val::Record(fields)
+        }
+        Type::Tuple(tuple) => {
+            let items = value.as_array().ok_or_else(wrong)?;
+            if items.len() != tuple.types().len() {
+                return Err(wrong());
+            }
+            let values = tuple
+                .types()
+                .zip(items)
+                .enumerate()
+                .map(|(i, (t, v))| to_val(&format!("{path}[{i}]"), &t, v))
+                .collect::<Result<Vec<_>, _>>()?;
+            Val::Tuple(values)
+        }
+        Type::Variant(variant) => {
+            let cases: Vec<(&str, Option<Type>)> =
+                variant.cases().map(|c| (c.name, c.ty)).collect();
+            let (tag, payload) = tagged(path, &cases, value, ty)?;
+            Val::Variant(tag, payload)
+        }
+        Type::Result(result) => {
+            let cases = [("ok", result.ok()), ("err", result.err())];
+            let (tag, payload) = tagged(path, &cases, value, ty)?;
+            Val::Result(if tag == "ok" {
+                Ok(payload)
+            } else {
+                Err(payload)
+            })
+        }
+        Type::Enum(e) => {
+            let name = value.as_str().ok_or_else(wrong)?;
+            if !e.names().any(|n| n == name) {
+                return Err(wrong());
+            }
+            Val::Enum(name.to_string())
+        }
+        Type::Flags(flags) => {
+            let items = value.as_array().ok_or_else(wrong)?;
+            let mut seen = HashSet::new();
+            let mut names = Vec::with_capacity(items.len());
+            for item in items {
+                let name = item.as_str().ok_or_else(wrong)?;
+                if !flags.names().any(|n| n == name) || !seen.insert(name) {
+                    return Err(wrong());
+                }
+                names.push(name.to_string());
+            }
+            Val::Flags(names)
+        }
+        Type::Option(option) => {
+            let inner = option.ty();
+            match value {
+                Value::Null => Val::Option(None),
+                _ if matches!(inner, Type::Option(_)) => {
+                    let object = value.as_object().filter(|o| o.len() == 1);
+                    let some = object.and_then(|o| o.get("some")).ok_or_else(wrong)?;
+                    let at = format!("{path}.some");
+                    Val::Option(Some(Box::new(to_val(&at, &inner, some)?)))
+                }
+                _ => Val::Option(Some(Box::new(to_val(path, &inner, value)?))),
+            }
+        }
+        // Functions with other types are never offered.
+        other => {
+            return Err(WrongArgument(format!(
+                "field '{path}': {} cannot be given as JSON",
+                super::not_json(other)
+            )));
+        }
+    })
+}
+
+fn elements(path: &str, ty: &Type, items: &[Value]) -> Result<Vec<Val>, WrongArgument> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| to_val(&format!("{path}[{i}]"), ty, v))
+        .collect()
+}
+
+/// The case and payload of a tagged object `{"tag": ..., "value": ...}`.
+fn tagged(
+    path: &str,
+    cases: &[(&str, Option<Type>)],
+    value: &Value,
+    ty: &Type,
+) -> Result<(String, Option<Box<Val>>), WrongArgument> {
+    let wrong = || {
+        WrongArgument(format!(
+            "field '{path}': expected {}, got {}",
+            expected(ty),
+            given(value)
+        ))
+    };
+    let object = value.as_object().ok_or_else(wrong)?;
+    let tag = object
+        .get("tag")
+        .and_then(Value::as_str)
+        .ok_or_else(wrong)?;
+    let Some((name, payload_ty)) = cases.iter().find(|(n, _)| *n == tag) else {
+        return Err(wrong());
+    };
+    if let Some(extra) = object.keys().find(|k| *k != "tag" && *k != "value") {
+        return Err(WrongArgument(format!(
+            "field '{path}': '{}' is not a key of a tagged value (tag, value)",
+            short(extra)
+        )));
+    }
+    let payload = match (payload_ty, object.get("value")) {
+        (Some(t), Some(v)) => Some(Box::new(to_val(&format!("{path}.value"), t, v)?)),
+        (Some(t), None) => {
+            return Err(WrongArgument(format!(
+                "field '{path}.value' is missing: case '{name}' carries {}",
+                expected(t)
+            )));
+        }
+        (None, None) => None,
+        (None, Some(_)) => {
+            return Err(WrongArgument(format!(
+                "field '{path}': case '{name}' carries no value"
+            )));
+        }
+    };
+    Ok((name.to_string(), payload))
+}
+
+/// An integer, exactly: a JSON integer, or a float with no fraction that
+/// a double holds exactly (below 2^53).
+fn int(value: &Value) -> Option<i128> {
+    let Value::Number(n) = value else {
+        return None;
+    };
+    if let Some(i) = n.as_i64() {
+        return Some(i.into());
+    }
+    if let Some(u) = n.as_u64() {
+        return Some(u.into());
+    }
+    let x = n.as_f64()?;
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    (x.fract() == 0.0 && x.abs() <= EXACT).then_some(x as i128)
+}
+
+/// A float: a JSON number, or "NaN", "Infinity" or "-Infinity".
+fn float(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => match s.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// What a value of `ty` must be, in words.
+pub(crate) fn expected(ty: &Type) -> String {
+    match ty {
+        Type::Bool => "a boolean".into(),
+        Type::S8 => range("s8", i8::MIN.into(), i8::MAX.into()),
+        Type::U8 => range("u8", 0, u8::MAX.into()),
+        Type::S16 => range("s16", i16::MIN.into(), i16::MAX.into()),
+        Type::U16 => range("u16", 0, u16::MAX.into()),
+        Type::S32 => range("s32", i32::MIN.into(), i32::MAX.into()),
+        Type::U32 => range("u32", 0, u32::MAX.into()),
+        Type::S64 => range("s64", i64::MIN.into(), i64::MAX.into()),
+        Type::U64 => range("u64", 0, u64::MAX.into()),
+        Type::Float32 | Type::Float64 => {
+            "a number (or \"NaN\", \"Infinity\", \"-Infinity\")".into()
+        }
+        Type::Char => "a string of one character".into(),
+        Type::String => "a string".into(),
+        Type::List(_) => "an array".into(),
+        Type::FixedLengthList(l) => format!("an array of {} items", l.len()),
+        Type::Record(r) => {
+            let names: Vec<&str> = r.fields().map(|f| f.name).collect();
+            format!("an object with fields {}", names.join(", "))
+        }
+        Type::Tuple(t) => format!("an array of {} items", t.types().len()),
+        Type::Variant(v) => {
+            let names: Vec<&str> = v.cases().map(|c| c.name).collect();
+            format!(
+                "an object {{\"tag\": ...}} with tag one of {}",
+                names.join(", ")
+            )
+        }
+        Type::Result(_) => "an object {\"tag\": \"ok\" or \"err\", \"value\": ...}".into(),
+        Type::Enum(e) => {
+            let names: Vec<&str> = e.names().collect();
+            format!("one of the strings {}", names.join(", "))
+        }
+        Type::Flags(f) => {
+            let names: Vec<&str> = f.names().collect();
+            format!("an array of distinct strings from {}", names.join(", "))
+        }
+        Type::Option(o) => format!("null or {}", expected(&o.ty())),
+        other => super::not_json(other).into(),
+    }
+}
+
+fn range(name: &str, min: i128, max: i128) -> String {
+    format!("an integer from {min} to {max} ({name})")
+}
+
+/// What was given, in words: its JSON type and (shortened) text.
+fn given(value: &Value) -> String {
+    let kind = match value {
+        Value::Null => return "null".into(),
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if is_integer(n) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(a) => return format!("an array of {} items", a.len()),
+        Value::Object(_) => "object",
+    };
+    format!("{kind} {}", short(&value.to_string()))
+}
+
+fn is_integer(n: &Number) -> bool {
+    n.is_i64() || n.is_u64()
+}
+
+/// `text` cut to 60 characters for an error.
+fn short(text: &str) -> String {
+    const MAX: usize = 60;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_string(),
+    }
+}
