@@ -66,6 +66,7 @@ pub mod openai {
     };
 }
 
+pub use dispatch::Session;
 pub use engine::{
     ArtifactCache, CompileWorker, Compiled, MemoryReset, PoolConfig, ResetInUse,
     serve_compile_worker,
@@ -77,7 +78,7 @@ pub use module::{
 };
 pub use policy::{
     Access, Applies, DirAccess, DirGrant, DirMode, Endpoint, Grants, HttpAccess, HttpGrant,
-    LimitOverrides, LimitSpec, Limits, NetworkGrant, Warm,
+    LimitOverrides, LimitSpec, Limits, NetworkGrant, SCRATCH_GUEST_PATH, SessionLimits, Warm,
 };
 
 /// The HTTP grant's parts: allow entries, origins, secret headers, and the
@@ -94,6 +95,6 @@ pub use registry::{
 };
 pub use sandbox::{Runtime, RuntimeBuilder, open_file_limit};
 pub use tool::{
-    Arguments, OUTPUT_SCHEMA_BOUNDS, OutputSchemaBounds, Tool, ToolError, ToolErrorKind,
-    ToolFuture, ToolInfo,
+    Arguments, MAX_SESSION_ID_BYTES, OUTPUT_SCHEMA_BOUNDS, OutputSchemaBounds, SessionId, Tool,
+    ToolError, ToolErrorKind, ToolFuture, ToolInfo,
 };

@@ -26,10 +26,9 @@ const SCRIPT: &str = r#"
 import sys, time
 from importlib.metadata import version
 import eryx
-expression, expected = sys.argv[1], sys.argv[2]
+code, expected = sys.argv[1], sys.argv[2]
 n, gap = int(sys.argv[3]), int(sys.argv[4]) / 1e9
 sandbox = eryx.Sandbox()
-code = f"print(repr({expression}))"
 def run():
     output = sandbox.execute(code).stdout
     output = output.decode() if isinstance(output, bytes) else output
@@ -52,15 +51,27 @@ print(version("pyeryx"), samples[n // 2], samples[round((n - 1) * 0.99)])
 /// `n` executions of `expression` (whose `repr` must be `expected`), each
 /// `gap` after the last; `Err` says why there is no figure (no Python, no
 /// pyeryx, a failed run).
+#[allow(dead_code)] // each bench that includes this file uses one of the two
 pub fn measure(
     expression: &str,
     expected: &str,
     n: usize,
     gap: Duration,
 ) -> Result<Measured, String> {
-    let python = std::env::var(PYTHON_ENV).unwrap_or_else(|_| "python3".into());
+    measure_code(&format!("print(repr({expression}))"), expected, n, gap)
+}
+
+/// `n` executions of the program `code` (which must print `expected`),
+/// each `gap` after the last (see [`measure`]).
+pub fn measure_code(
+    code: &str,
+    expected: &str,
+    n: usize,
+    gap: Duration,
+) -> Result<Measured, String> {
+    let python = python();
     let output = Command::new(&python)
-        .args(["-c", SCRIPT, expression, expected])
+        .args(["-c", SCRIPT, code, expected])
         .arg(n.to_string())
         .arg(gap.as_nanos().to_string())
         .output()
@@ -84,4 +95,62 @@ pub fn measure(
         median: ns()?,
         p99: ns()?,
     })
+}
+
+/// The Python that has pyeryx: [`PYTHON_ENV`], else `python3`.
+fn python() -> String {
+    std::env::var(PYTHON_ENV).unwrap_or_else(|_| "python3".into())
+}
+
+/// A script that runs `code` `n` times in fresh pyeryx sandboxes and
+/// prints the seconds it took.
+const THROUGHPUT_SCRIPT: &str = r#"
+import sys, time
+import eryx
+code, n = sys.argv[1], int(sys.argv[2])
+sandbox = eryx.Sandbox()
+sandbox.execute(code)
+started = time.perf_counter()
+for _ in range(n):
+    sandbox.execute(code)
+print(time.perf_counter() - started)
+"#;
+
+/// Executions per second of `code` with `processes` Python processes
+/// each running `n` of them at once (the GIL keeps one process to one
+/// core); `Err` as for [`measure`].
+#[allow(dead_code)]
+pub fn throughput(code: &str, n: usize, processes: usize) -> Result<f64, String> {
+    let python = python();
+    let children: Vec<_> = (0..processes)
+        .map(|_| {
+            Command::new(&python)
+                .args(["-c", THROUGHPUT_SCRIPT, code])
+                .arg(n.to_string())
+                .stderr(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot run `{python}`: {e}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut longest = 0f64;
+    for child in children {
+        let output = child
+            .wait_with_output()
+            .map_err(|e| format!("`{python}` failed: {e}"))?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(format!(
+                "`{python}` has no working pyeryx ({})",
+                stderr.lines().last().unwrap_or("no output")
+            ));
+        }
+        let text = String::from_utf8_lossy(&output.stdout);
+        let seconds: f64 = text
+            .trim()
+            .parse()
+            .map_err(|e| format!("not seconds, {text:?}: {e}"))?;
+        longest = longest.max(seconds);
+    }
+    Ok((n * processes) as f64 / longest)
 }

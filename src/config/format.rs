@@ -12,7 +12,7 @@ use crate::engine::PoolConfig;
 use crate::module::ModuleSource;
 use crate::names;
 use crate::oci::{OciReference, RegistryConfig, check_registries};
-use crate::policy::{Grants, LimitOverrides, Limits, Warm};
+use crate::policy::{Grants, LimitOverrides, Limits, SessionLimits, Warm};
 use crate::registry::ToolController;
 use crate::trust::{TrustRuleConfig, check_digest, check_rules};
 
@@ -49,6 +49,10 @@ pub struct Config {
     /// Which OCI references must be signed, and by whom (`[[trust]]`).
     #[serde(default)]
     pub trust: Vec<TrustRuleConfig>,
+    /// How many session instances are kept, and for how long, for the
+    /// modules with `sessions = true`.
+    #[serde(default)]
+    pub sessions: SessionLimits,
 }
 
 /// `[serve]`: how `toolhost serve` serves the tools over the Model Context
@@ -208,8 +212,13 @@ pub struct ModuleEntry {
     /// fresh instance for every call). See [`WasmModule::with_warm`](crate::WasmModule::with_warm).
     #[serde(default)]
     pub warm: bool,
-    /// With `warm`: calls one instance serves before a fresh one replaces
-    /// it (default 1000).
+    /// Keep state per session: a call made in a session runs in that
+    /// session's own instance (default `false`). See
+    /// [`WasmModule::with_sessions`](crate::WasmModule::with_sessions).
+    #[serde(default)]
+    pub sessions: bool,
+    /// With `warm` or `sessions`: calls one instance serves before a fresh
+    /// one replaces it (default 1000).
     pub max_calls: Option<u64>,
 }
 
@@ -230,6 +239,7 @@ impl Config {
         check_rules(&self.trust)?;
         self.serve.validate()?;
         self.pool.validate()?;
+        self.sessions.validate()?;
         self.limits
             .validate()
             .map_err(|e| format!("[limits]: {e}"))?;
@@ -282,14 +292,30 @@ impl ModuleEntry {
     /// How the module keeps warm instances (`None`: not warm); the error
     /// names the key.
     pub fn warmth(&self) -> Result<Option<Warm>, String> {
-        match (self.warm, self.max_calls) {
-            (false, None) => Ok(None),
-            (false, Some(_)) => Err(
-                "`max_calls` applies to warm modules only: add `warm = true`, or remove it".into(),
-            ),
-            (true, None) => Ok(Some(Warm::default())),
-            (true, Some(n)) if (1..=MAX_WARM_CALLS).contains(&n) => Ok(Some(Warm { max_calls: n })),
-            (true, Some(n)) => Err(format!(
+        let max_calls = self.max_calls()?;
+        if self.max_calls.is_some() && !self.warm && !self.sessions {
+            return Err(
+                "`max_calls` applies to warm modules and modules with sessions only: add \
+                 `warm = true` or `sessions = true`, or remove it"
+                    .into(),
+            );
+        }
+        Ok(self.warm.then_some(Warm { max_calls }))
+    }
+
+    /// With `sessions = true`, the calls one session instance serves at
+    /// most (`max_calls`, default 1000); `None` when sessions are off.
+    pub fn session_max_calls(&self) -> Option<u64> {
+        self.sessions
+            .then(|| self.max_calls().unwrap_or(Warm::default().max_calls))
+    }
+
+    /// `max_calls`, checked, or its default.
+    fn max_calls(&self) -> Result<u64, String> {
+        match self.max_calls {
+            None => Ok(Warm::default().max_calls),
+            Some(n) if (1..=MAX_WARM_CALLS).contains(&n) => Ok(n),
+            Some(n) => Err(format!(
                 "`max_calls` must be between 1 and {MAX_WARM_CALLS} (it is {n})"
             )),
         }

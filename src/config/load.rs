@@ -135,11 +135,14 @@ impl LoadedConfig {
             .unwrap_or(Path::new(""))
     }
 
-    /// A runtime builder with this config's instance pool (`[pool]`) and
-    /// name servers (`[resolver]`); add a compile cache or worker as the
-    /// embedder wants. The error names the key.
+    /// A runtime builder with this config's instance pool (`[pool]`),
+    /// session bounds (`[sessions]`) and name servers (`[resolver]`); add a
+    /// compile cache or worker as the embedder wants. The error names the
+    /// key.
     pub fn runtime_builder(&self) -> Result<RuntimeBuilder, String> {
-        let mut builder = Runtime::builder().pool(self.config.pool.clone());
+        let mut builder = Runtime::builder()
+            .pool(self.config.pool.clone())
+            .sessions(self.config.sessions);
         let servers = self.config.resolver.servers()?;
         if !servers.is_empty() {
             builder = builder.name_servers(servers);

@@ -235,9 +235,13 @@ impl ModuleEntry {
         let warmth = self
             .warmth()
             .map_err(|e| LoadError::new(name, LoadErrorKind::InvalidLimits, e))?;
-        // Instances start anew, as on a first load: a reused module's warm
-        // or made-ahead instances hold what earlier calls left in them.
-        // (`with_access` renews them again only if the grants changed.)
+        let module = match self.session_max_calls() {
+            Some(max_calls) => module.with_sessions(max_calls),
+            None => module.without_sessions(),
+        };
+        // Instances start anew, as on a first load: a reused module's warm,
+        // made-ahead or session instances hold what earlier calls left in
+        // them. (`with_access` renews them again only if the grants changed.)
         Ok(module.with_warmth(warmth).with_access(access))
     }
 }

@@ -8,6 +8,7 @@
 mod arguments;
 mod json;
 mod openai;
+mod session;
 mod spawned;
 mod unknown;
 
@@ -25,14 +26,18 @@ pub use openai::{ParsedCall, is_one_call, parse_tool_call, tool_calls_of, tool_m
 
 use crate::parallel::run_parallel;
 use crate::registry::ToolManager;
-use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind};
+use crate::tool::{Arguments, SessionId, Tool, ToolError, ToolErrorKind};
 use unknown::ActiveNames;
+
+pub use session::Session;
 
 /// A call that passed every check and is ready to run.
 struct Ready {
     name: String,
     arguments: Arguments,
     provider: Arc<dyn Tool>,
+    /// The session the call runs in, if any.
+    session: Option<SessionId>,
 }
 
 impl Ready {
@@ -58,12 +63,21 @@ impl Ready {
 
     /// Runs the call on this thread.
     fn run(&self) -> Result<String, ToolError> {
-        self.provider.call(&self.name, &self.arguments)
+        match &self.session {
+            Some(session) => self
+                .provider
+                .call_in_session(session, &self.name, &self.arguments),
+            None => self.provider.call(&self.name, &self.arguments),
+        }
     }
 
     /// The call as a future that owns what it needs.
     fn run_async(self) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
-        Arc::clone(&self.provider).call_async(self.name, self.arguments)
+        let provider = Arc::clone(&self.provider);
+        match self.session {
+            Some(session) => provider.call_in_session_async(session, self.name, self.arguments),
+            None => provider.call_async(self.name, self.arguments),
+        }
     }
 }
 
@@ -99,18 +113,17 @@ impl ToolManager {
     /// `arguments` may be JSON text, an object, null or blank (both `{}`).
     /// Blocks until the call is done (see [`ToolManager::call_async`]).
     pub fn call(&self, tool_call: &Value) -> String {
-        answer(self.try_call(tool_call))
+        Scope::new(self, None).call(tool_call)
     }
 
     /// [`ToolManager::call`] with the error as a [`ToolError`].
     pub fn try_call(&self, tool_call: &Value) -> Result<String, ToolError> {
-        let parsed = parse_tool_call(tool_call)?;
-        self.prepare(&parsed.name, parsed.arguments)?.run()
+        Scope::new(self, None).try_call(tool_call)
     }
 
     /// Calls tool `name` with `arguments` (JSON text, an object, null or `None`).
     pub fn call_tool(&self, name: &str, arguments: Option<&Value>) -> Result<String, ToolError> {
-        self.prepare(name, arguments.map(Json::Tree))?.run()
+        Scope::new(self, None).call_tool(name, arguments)
     }
 
     /// [`ToolManager::call`] as a future, for async code: it runs on the
@@ -121,6 +134,128 @@ impl ToolManager {
     /// The call is checked (name, controller, arguments) before this
     /// returns; the future owns what it needs, so it can be spawned.
     pub fn call_async(&self, tool_call: &Value) -> impl Future<Output = String> + Send + 'static {
+        Scope::new(self, None).call_async(tool_call)
+    }
+
+    /// [`ToolManager::call`] for a tool call given as JSON text: read only
+    /// as far as needed, so that its arguments (JSON text or an object)
+    /// reach the tool byte for byte.
+    pub fn call_json(&self, tool_call: &str) -> String {
+        Scope::new(self, None).call_json(tool_call)
+    }
+
+    /// [`ToolManager::call_json`] as a future (see [`ToolManager::call_async`]).
+    pub fn call_json_async(
+        &self,
+        tool_call: &str,
+    ) -> impl Future<Output = String> + Send + 'static {
+        Scope::new(self, None).call_json_async(tool_call)
+    }
+
+    /// [`ToolManager::call_tool`] as a future (see [`ToolManager::call_async`]).
+    pub fn call_tool_async(
+        &self,
+        name: &str,
+        arguments: Option<&Value>,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        Scope::new(self, None).call_tool_async(name, arguments)
+    }
+
+    /// [`ToolManager::call_tool_async`] with the arguments as JSON text: one
+    /// object (blank for `{}`), which the tool receives byte for byte, as it
+    /// was written (large integers, number forms, repeated keys, escapes).
+    pub fn call_tool_json_async(
+        &self,
+        name: &str,
+        arguments: &str,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        Scope::new(self, None).call_tool_json_async(name, arguments)
+    }
+
+    /// Answers a batch of tool calls: malformed and unknown calls at once, the
+    /// rest in parallel (at most [`DEFAULT_MAX_PARALLEL`](crate::DEFAULT_MAX_PARALLEL)
+    /// at a time, see [`ToolManager::set_max_parallel`]). Calls not started
+    /// within the batch timeout ([`ToolManager::set_batch_timeout`]) are
+    /// answered with an error naming it. Returns one
+    /// `{"role":"tool","tool_call_id","content"}` message per call, in order.
+    pub fn call_many(&self, tool_calls: &[Value]) -> Vec<Value> {
+        Scope::new(self, None).call_many(tool_calls)
+    }
+
+    /// [`ToolManager::call_many`] for async code: inside a tokio runtime the
+    /// calls run as tasks of that runtime (at most
+    /// [`ToolManager::max_parallel`] at a time), so they use its worker
+    /// threads; elsewhere they run concurrently in this future.
+    pub async fn call_many_async(&self, tool_calls: &[Value]) -> Vec<Value> {
+        Scope::new(self, None).call_many_async(tool_calls).await
+    }
+
+    /// Answers the `tool_calls` of an assistant message (or an array of
+    /// calls, or one call) with [`ToolManager::call_many`].
+    pub fn call_message(&self, message: &Value) -> Result<Vec<Value>, ToolError> {
+        Scope::new(self, None).call_message(message)
+    }
+
+    /// [`ToolManager::call_message`] for JSON text (a tool call, an
+    /// assistant message, or an array of calls), as a command or a server
+    /// receives it. The text is read only as far as needed: each call's
+    /// arguments stay text, are checked against the tool's size limit before
+    /// they are parsed, and reach the tool byte for byte.
+    pub fn call_message_json(&self, text: &str) -> Result<Vec<Value>, ToolError> {
+        Scope::new(self, None).call_message_json(text)
+    }
+
+    /// [`ToolManager::call_message`] for async code (see
+    /// [`ToolManager::call_many_async`]).
+    pub async fn call_message_async(&self, message: &Value) -> Result<Vec<Value>, ToolError> {
+        Scope::new(self, None).call_message_async(message).await
+    }
+
+    /// [`ToolManager::call_message_json`] for async code.
+    pub async fn call_message_json_async(&self, text: &str) -> Result<Vec<Value>, ToolError> {
+        Scope::new(self, None).call_message_json_async(text).await
+    }
+}
+
+/// Where the calls of one dispatch run: the manager's tools, in a session
+/// or not. Both [`ToolManager`]'s methods and [`Session`]'s go through it.
+#[derive(Clone, Copy)]
+pub(crate) struct Scope<'m> {
+    manager: &'m ToolManager,
+    session: Option<&'m SessionId>,
+}
+
+impl<'m> Scope<'m> {
+    /// The calls of `manager`, in `session` if there is one.
+    pub(crate) fn new(manager: &'m ToolManager, session: Option<&'m SessionId>) -> Self {
+        Self { manager, session }
+    }
+
+    /// See [`ToolManager::call`].
+    pub(crate) fn call(self, tool_call: &Value) -> String {
+        answer(self.try_call(tool_call))
+    }
+
+    /// See [`ToolManager::try_call`].
+    pub(crate) fn try_call(self, tool_call: &Value) -> Result<String, ToolError> {
+        let parsed = parse_tool_call(tool_call)?;
+        self.prepare(&parsed.name, parsed.arguments)?.run()
+    }
+
+    /// See [`ToolManager::call_tool`].
+    pub(crate) fn call_tool(
+        self,
+        name: &str,
+        arguments: Option<&Value>,
+    ) -> Result<String, ToolError> {
+        self.prepare(name, arguments.map(Json::Tree))?.run()
+    }
+
+    /// See [`ToolManager::call_async`].
+    pub(crate) fn call_async(
+        self,
+        tool_call: &Value,
+    ) -> impl Future<Output = String> + Send + 'static {
         let ready = parse_tool_call(tool_call).and_then(|p| self.prepare(&p.name, p.arguments));
         async move {
             match ready {
@@ -130,10 +265,8 @@ impl ToolManager {
         }
     }
 
-    /// [`ToolManager::call`] for a tool call given as JSON text: read only
-    /// as far as needed, so that its arguments (JSON text or an object)
-    /// reach the tool byte for byte.
-    pub fn call_json(&self, tool_call: &str) -> String {
+    /// See [`ToolManager::call_json`].
+    pub(crate) fn call_json(self, tool_call: &str) -> String {
         answer(
             raw_message(tool_call)
                 .and_then(parse_tool_call)
@@ -142,9 +275,9 @@ impl ToolManager {
         )
     }
 
-    /// [`ToolManager::call_json`] as a future (see [`ToolManager::call_async`]).
-    pub fn call_json_async(
-        &self,
+    /// See [`ToolManager::call_json_async`].
+    pub(crate) fn call_json_async(
+        self,
         tool_call: &str,
     ) -> impl Future<Output = String> + Send + 'static {
         let ready = raw_message(tool_call)
@@ -158,9 +291,9 @@ impl ToolManager {
         }
     }
 
-    /// [`ToolManager::call_tool`] as a future (see [`ToolManager::call_async`]).
-    pub fn call_tool_async(
-        &self,
+    /// See [`ToolManager::call_tool_async`].
+    pub(crate) fn call_tool_async(
+        self,
         name: &str,
         arguments: Option<&Value>,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
@@ -168,11 +301,9 @@ impl ToolManager {
         async move { ready?.run_async().await }
     }
 
-    /// [`ToolManager::call_tool_async`] with the arguments as JSON text: one
-    /// object (blank for `{}`), which the tool receives byte for byte, as it
-    /// was written (large integers, number forms, repeated keys, escapes).
-    pub fn call_tool_json_async(
-        &self,
+    /// See [`ToolManager::call_tool_json_async`].
+    pub(crate) fn call_tool_json_async(
+        self,
         name: &str,
         arguments: &str,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
@@ -181,7 +312,7 @@ impl ToolManager {
     }
 
     /// [`Self::prepare`] for arguments given as JSON text.
-    fn prepare_json(&self, name: &str, arguments: &str) -> Result<Ready, ToolError> {
+    fn prepare_json(self, name: &str, arguments: &str) -> Result<Ready, ToolError> {
         if arguments.trim().is_empty() {
             return self.prepare(name, None);
         }
@@ -198,23 +329,23 @@ impl ToolManager {
 
     /// Checks everything that can be checked before running: the name, the
     /// controller, the arguments.
-    fn prepare(&self, name: &str, arguments: Option<Json<'_>>) -> Result<Ready, ToolError> {
+    fn prepare(self, name: &str, arguments: Option<Json<'_>>) -> Result<Ready, ToolError> {
         self.prepare_with(name, arguments, &OnceCell::new())
     }
 
     /// [`Self::prepare`], with the active names made at most once for a batch.
-    fn prepare_with<'s>(
-        &'s self,
+    fn prepare_with(
+        self,
         name: &str,
         arguments: Option<Json<'_>>,
-        active: &OnceCell<ActiveNames<'s>>,
+        active: &OnceCell<ActiveNames<'m>>,
     ) -> Result<Ready, ToolError> {
-        let Some(entry) = self.get(name) else {
+        let Some(entry) = self.manager.get(name) else {
             let active = active.get_or_init(|| self.active_names());
             let message = active.unknown_tool_message(name);
             return Err(ToolError::new(ToolErrorKind::UnknownTool, message));
         };
-        if !self.check_tool_status(name) {
+        if !self.manager.check_tool_status(name) {
             return Err(ToolError::new(
                 ToolErrorKind::Deactivated,
                 format!("tool '{name}' is deactivated."),
@@ -225,14 +356,16 @@ impl ToolManager {
             name: name.to_string(),
             arguments: arguments::read_arguments(arguments, name, limit)?,
             provider: Arc::clone(&entry.provider),
+            session: self.session.cloned(),
         })
     }
 
     /// The active tool names, for the answer to unknown names.
-    fn active_names(&self) -> ActiveNames<'_> {
-        let controller = self.controller_read();
+    fn active_names(self) -> ActiveNames<'m> {
+        let controller = self.manager.controller_read();
         ActiveNames::new(
-            self.registered()
+            self.manager
+                .registered()
                 .map(|t| t.info.name.as_str())
                 .filter(|n| controller.check_tool_status(n))
                 .collect(),
@@ -240,7 +373,7 @@ impl ToolManager {
     }
 
     /// Each call of a batch, checked, with its id.
-    fn prepare_all(&self, tool_calls: Vec<Json<'_>>) -> Vec<(String, Result<Ready, ToolError>)> {
+    fn prepare_all(self, tool_calls: Vec<Json<'_>>) -> Vec<(String, Result<Ready, ToolError>)> {
         let active = OnceCell::new();
         tool_calls
             .into_iter()
@@ -257,25 +390,24 @@ impl ToolManager {
             .collect()
     }
 
-    /// Answers a batch of tool calls: malformed and unknown calls at once, the
-    /// rest in parallel (at most [`DEFAULT_MAX_PARALLEL`](crate::DEFAULT_MAX_PARALLEL)
-    /// at a time, see [`ToolManager::set_max_parallel`]). Calls not started
-    /// within the batch timeout ([`ToolManager::set_batch_timeout`]) are
-    /// answered with an error naming it. Returns one
-    /// `{"role":"tool","tool_call_id","content"}` message per call, in order.
-    pub fn call_many(&self, tool_calls: &[Value]) -> Vec<Value> {
+    /// See [`ToolManager::call_many`].
+    pub(crate) fn call_many(self, tool_calls: &[Value]) -> Vec<Value> {
         self.answer_all(tool_calls.iter().map(Json::Tree).collect())
     }
 
     /// Answers checked calls in parallel, in order; those not started within
     /// the batch timeout are answered with an error naming it.
-    fn answer_all(&self, tool_calls: Vec<Json<'_>>) -> Vec<Value> {
-        let deadline = Deadline::after(self.batch_timeout());
+    fn answer_all(self, tool_calls: Vec<Json<'_>>) -> Vec<Value> {
+        let deadline = Deadline::after(self.manager.batch_timeout());
         let prepared = self.prepare_all(tool_calls);
-        let contents = run_parallel(&prepared, self.max_parallel(), |(_, ready)| match ready {
-            Ok(ready) => answer(ready.run_before(&deadline)),
-            Err(e) => e.to_string(),
-        });
+        let contents = run_parallel(
+            &prepared,
+            self.manager.max_parallel(),
+            |(_, ready)| match ready {
+                Ok(ready) => answer(ready.run_before(&deadline)),
+                Err(e) => e.to_string(),
+            },
+        );
         prepared
             .iter()
             .zip(contents)
@@ -283,21 +415,18 @@ impl ToolManager {
             .collect()
     }
 
-    /// [`ToolManager::call_many`] for async code: inside a tokio runtime the
-    /// calls run as tasks of that runtime (at most
-    /// [`ToolManager::max_parallel`] at a time), so they use its worker
-    /// threads; elsewhere they run concurrently in this future.
-    pub async fn call_many_async(&self, tool_calls: &[Value]) -> Vec<Value> {
+    /// See [`ToolManager::call_many_async`].
+    pub(crate) async fn call_many_async(self, tool_calls: &[Value]) -> Vec<Value> {
         let prepared = self.prepare_all(tool_calls.iter().map(Json::Tree).collect());
         self.answer_all_async(prepared).await
     }
 
     /// Answers checked calls concurrently, in order.
     async fn answer_all_async(
-        &self,
+        self,
         prepared: Vec<(String, Result<Ready, ToolError>)>,
     ) -> Vec<Value> {
-        let deadline = Deadline::after(self.batch_timeout());
+        let deadline = Deadline::after(self.manager.batch_timeout());
         let runtime = tokio::runtime::Handle::try_current().ok();
         let (ids, readies): (Vec<String>, Vec<_>) = prepared.into_iter().unzip();
         let contents: Vec<String> = stream::iter(readies)
@@ -313,7 +442,7 @@ impl ToolManager {
                 };
                 spawned::on(runtime.as_ref(), call)
             })
-            .buffered(self.max_parallel())
+            .buffered(self.manager.max_parallel())
             .collect()
             .await;
         ids.iter()
@@ -322,31 +451,25 @@ impl ToolManager {
             .collect()
     }
 
-    /// Answers the `tool_calls` of an assistant message (or an array of
-    /// calls, or one call) with [`ToolManager::call_many`].
-    pub fn call_message(&self, message: &Value) -> Result<Vec<Value>, ToolError> {
+    /// See [`ToolManager::call_message`].
+    pub(crate) fn call_message(self, message: &Value) -> Result<Vec<Value>, ToolError> {
         Ok(self.answer_all(calls_in(Json::Tree(message))?))
     }
 
-    /// [`ToolManager::call_message`] for JSON text (a tool call, an
-    /// assistant message, or an array of calls), as a command or a server
-    /// receives it. The text is read only as far as needed: each call's
-    /// arguments stay text, are checked against the tool's size limit before
-    /// they are parsed, and reach the tool byte for byte.
-    pub fn call_message_json(&self, text: &str) -> Result<Vec<Value>, ToolError> {
+    /// See [`ToolManager::call_message_json`].
+    pub(crate) fn call_message_json(self, text: &str) -> Result<Vec<Value>, ToolError> {
         let raw = raw_message(text)?;
         Ok(self.answer_all(calls_in(Json::Raw(raw))?))
     }
 
-    /// [`ToolManager::call_message`] for async code (see
-    /// [`ToolManager::call_many_async`]).
-    pub async fn call_message_async(&self, message: &Value) -> Result<Vec<Value>, ToolError> {
+    /// See [`ToolManager::call_message_async`].
+    pub(crate) async fn call_message_async(self, message: &Value) -> Result<Vec<Value>, ToolError> {
         let prepared = self.prepare_all(calls_in(Json::Tree(message))?);
         Ok(self.answer_all_async(prepared).await)
     }
 
-    /// [`ToolManager::call_message_json`] for async code.
-    pub async fn call_message_json_async(&self, text: &str) -> Result<Vec<Value>, ToolError> {
+    /// See [`ToolManager::call_message_json_async`].
+    pub(crate) async fn call_message_json_async(self, text: &str) -> Result<Vec<Value>, ToolError> {
         let raw = raw_message(text)?;
         let prepared = self.prepare_all(calls_in(Json::Raw(raw))?);
         Ok(self.answer_all_async(prepared).await)

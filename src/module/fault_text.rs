@@ -2,10 +2,15 @@
 //! reads) and for `tool-info` at load (why a module did not load).
 
 use crate::policy::Limits;
-use crate::sandbox::Fault;
+use crate::sandbox::{Fault, SessionReset};
 use crate::tool::{ToolError, ToolErrorKind};
 
 use super::load_error::{LoadError, LoadErrorKind};
+
+/// The note on the error of a session's call after which its instance was
+/// dropped (it trapped or hit a limit).
+pub(super) const SESSION_DROPPED: &str =
+    "this session's state was dropped with its instance; the next call starts afresh";
 
 /// Whose fault it is.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +38,7 @@ fn call_kind(fault: &Fault) -> ToolErrorKind {
         Fault::Exited(_) => ToolErrorKind::Exited,
         Fault::HostCopy(..) => ToolErrorKind::ResourceLimit,
         Fault::Host(_) => ToolErrorKind::Host,
+        Fault::SessionReset(_) => ToolErrorKind::SessionReset,
         Fault::AfterRefusedMemory(cause) => call_kind(cause),
     }
 }
@@ -113,6 +119,25 @@ fn text(fault: &Fault, subject: Subject<'_>, limits: &Limits) -> String {
             text(cause, subject, limits),
             limits.memory_mib
         ),
+        Fault::SessionReset(reason) => format!(
+            "{who} was not run: this session's state was reset {}; its variables and files are gone. Call again to start the session afresh.",
+            reset_reason(*reason)
+        ),
+    }
+}
+
+/// Why a session's state was reset, as the end of a sentence.
+fn reset_reason(reason: SessionReset) -> String {
+    match reason {
+        SessionReset::Evicted { max } => format!(
+            "to make room for newer sessions (at most {max} session instances are kept, [sessions] max)"
+        ),
+        SessionReset::Idle { idle_ms } => {
+            format!("after {idle_ms} ms without a call ([sessions] idle_ms)")
+        }
+        SessionReset::MaxCalls { max_calls } => {
+            format!("after {max_calls} calls, when its instance was renewed (max_calls)")
+        }
     }
 }
 
@@ -166,6 +191,12 @@ mod tests {
             "tool-info exceeded its memory limit of 64 MiB"
         );
         assert_eq!(info(Fault::Host("x".into())), "x");
+        assert_eq!(
+            call(Fault::SessionReset(SessionReset::Evicted { max: 7 })),
+            "Error: tool 'm_t' was not run: this session's state was reset to make room for newer \
+             sessions (at most 7 session instances are kept, [sessions] max); its variables and \
+             files are gone. Call again to start the session afresh."
+        );
         assert_eq!(
             call(Fault::Exited(3)),
             "Error: tool 'm_t' exited with status 3 before returning a result."

@@ -24,10 +24,10 @@ use crate::engine::{Compiled, Concurrency, describe_error};
 use crate::names;
 use crate::policy::{Access, Limits, Warm, to_usize};
 use crate::sandbox::{
-    self, CallReport, Captured, Exports, HttpClient, Overflow, Request, Runtime, Target, TypedCall,
-    WarmInstances,
+    self, CallReport, Captured, Exports, HttpClient, Overflow, Request, Runtime, SessionCall,
+    Target, TypedCall, WarmInstances,
 };
-use crate::tool::{Arguments, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
+use crate::tool::{Arguments, SessionId, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
 use wasmtime::Engine;
 
 pub use bundled::{BUNDLED_MODULES, BundledModule, bundled_module};
@@ -85,6 +85,10 @@ impl Inner {
     /// New, empty sets of instances for this module's calls (made ahead,
     /// or warm if `warm` says so), after its access or warmth changed.
     fn renew_instances(&mut self, warm: Option<Warm>) {
+        if let Some(sessions) = &self.target.sessions {
+            let max_calls = sessions.max_calls();
+            self.target.sessions = Some(self.runtime.sessions().for_module(max_calls));
+        }
         match warm {
             Some(warm) => {
                 self.target.ready = None;
@@ -181,6 +185,7 @@ impl WasmModule {
             overflow,
             ready: runtime.ready_instances(),
             warm: None,
+            sessions: None,
             disposal: runtime.disposal(),
             limits,
             access: Arc::default(),
@@ -280,6 +285,55 @@ impl WasmModule {
     /// instance.
     pub fn warm(&self) -> Option<Warm> {
         self.inner.target.warm.as_ref().map(|w| w.warm())
+    }
+
+    /// This module with sessions on: a call made in a session
+    /// ([`ToolManager::session`](crate::ToolManager::session)) runs in that
+    /// session's own instance, made on its first call and reused by its
+    /// later calls (up to `max_calls` of them), so that state lives from
+    /// call to call within the session, never across sessions; calls
+    /// without a session still get a fresh instance (or a warm one). Every
+    /// call runs under the module's whole limits; the instance is dropped
+    /// after a call that trapped or hit a limit. The runtime's
+    /// [`SessionLimits`](crate::SessionLimits) bound how many session
+    /// instances are kept and for how long. Sessions made before this
+    /// start anew.
+    ///
+    /// ```
+    /// use toolhost::{Limits, Runtime, WasmModule, bundled_module};
+    ///
+    /// let runtime = Runtime::new()?;
+    /// let calc = bundled_module("calc").expect("calc is bundled");
+    /// let calc = WasmModule::from_bytes(&runtime, "calc", calc, Limits::default())?
+    ///     .with_sessions(1000);
+    /// assert_eq!(calc.sessions(), Some(1000));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_sessions(self, max_calls: u64) -> Self {
+        let mut inner = (*self.inner).clone();
+        inner.target.sessions = Some(inner.runtime.sessions().for_module(max_calls));
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// This module with sessions off: a call in a session is a fresh call.
+    pub fn without_sessions(self) -> Self {
+        if self.inner.target.sessions.is_none() {
+            return self;
+        }
+        let mut inner = (*self.inner).clone();
+        inner.target.sessions = None;
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Whether calls in a session keep state (see
+    /// [`with_sessions`](Self::with_sessions)): the calls one session
+    /// instance serves at most, or `None` when sessions are off.
+    pub fn sessions(&self) -> Option<u64> {
+        self.inner.target.sessions.as_ref().map(|s| s.max_calls())
     }
 
     /// How many warm instances wait for calls (0 unless the module is warm).
@@ -411,22 +465,39 @@ impl WasmModule {
         }))
     }
 
-    /// Runs `request` in a fresh sandbox; the answer, or the fault's text.
-    async fn run(self, tool: String, request: Request) -> Result<String, ToolError> {
+    /// Runs `request` in a fresh sandbox, or in `session`'s instance when
+    /// sessions are on; the answer, or the fault's text.
+    async fn run(
+        self,
+        tool: String,
+        request: Request,
+        session: Option<SessionId>,
+    ) -> Result<String, ToolError> {
         let inner = &self.inner;
         let started = Instant::now();
-        let report = sandbox::run(inner.target.clone(), request).await;
+        let (report, dropped) = match (&inner.target.sessions, session) {
+            (Some(sessions), Some(session)) => {
+                let SessionCall { report, dropped } =
+                    sandbox::run_in_session(&inner.target, sessions, session.as_str(), request)
+                        .await;
+                (report, dropped)
+            }
+            _ => (sandbox::run(inner.target.clone(), request).await, false),
+        };
         log_report(&inner.name, &tool, &report, started.elapsed());
         let http_problem = report.http_problem;
-        let error = match report.result {
+        let mut error = match report.result {
             Ok(Ok(text)) => return Ok(text),
             Ok(Err(text)) => ToolError::failed(&tool, &text),
             Err(fault) => fault_text::call_error(&tool, fault, &inner.target.limits),
         };
-        Err(match http_problem {
-            Some(problem) => error.with_note(&format!("toolhost refused HTTP: {problem}")),
-            None => error,
-        })
+        if let Some(problem) = http_problem {
+            error = error.with_note(&format!("toolhost refused HTTP: {problem}"));
+        }
+        if dropped {
+            error = error.with_note(fault_text::SESSION_DROPPED);
+        }
+        Err(error)
     }
 }
 
@@ -487,16 +558,62 @@ impl Tool for WasmModule {
     }
 
     fn call(&self, name: &str, arguments: &Arguments) -> Result<String, ToolError> {
-        let request = self.request(name, arguments)?;
-        let clock = self.inner.runtime.clock();
-        clock.block_on(self.clone().run(name.to_string(), request))
+        self.call_blocking(None, name, arguments)
     }
 
     fn call_async(self: Arc<Self>, name: String, arguments: Arguments) -> ToolFuture {
-        let request = self.request(&name, &arguments);
-        let module = (*self).clone();
+        self.call_future(None, name, arguments)
+    }
+
+    fn call_in_session(
+        &self,
+        session: &SessionId,
+        name: &str,
+        arguments: &Arguments,
+    ) -> Result<String, ToolError> {
+        self.call_blocking(Some(session.clone()), name, arguments)
+    }
+
+    fn call_in_session_async(
+        self: Arc<Self>,
+        session: SessionId,
+        name: String,
+        arguments: Arguments,
+    ) -> ToolFuture {
+        self.call_future(Some(session), name, arguments)
+    }
+
+    fn end_session(&self, session: &SessionId) {
+        if let Some(sessions) = &self.inner.target.sessions {
+            sessions.end(session.as_str());
+        }
+    }
+}
+
+impl WasmModule {
+    /// A call of tool `name`, blocking this thread until it is done.
+    fn call_blocking(
+        &self,
+        session: Option<SessionId>,
+        name: &str,
+        arguments: &Arguments,
+    ) -> Result<String, ToolError> {
+        let request = self.request(name, arguments)?;
         let clock = self.inner.runtime.clock();
-        let run = clock.drive(async move { module.run(name, request?).await });
+        clock.block_on(self.clone().run(name.to_string(), request, session))
+    }
+
+    /// A call of tool `name`, as a future driven by the runtime's clock.
+    fn call_future(
+        &self,
+        session: Option<SessionId>,
+        name: String,
+        arguments: Arguments,
+    ) -> ToolFuture {
+        let request = self.request(&name, &arguments);
+        let module = self.clone();
+        let clock = self.inner.runtime.clock();
+        let run = clock.drive(async move { module.run(name, request?, session).await });
         Box::pin(run)
     }
 }

@@ -34,6 +34,9 @@ pub struct Access {
     pub config: BTreeMap<String, String>,
     /// The names in `config` whose values came from toolhost's environment.
     pub config_inherited: Vec<String>,
+    /// Whether each call gets an empty read-write scratch directory at
+    /// [`SCRATCH_GUEST_PATH`](crate::policy::SCRATCH_GUEST_PATH).
+    pub scratch: bool,
 }
 
 /// One granted directory: an existing host directory, as an absolute path.
@@ -56,6 +59,18 @@ impl Access {
             && !self.symlinks
             && self.http.is_empty()
             && self.config.is_empty()
+            && !self.scratch
+    }
+
+    /// Whether nothing is reachable but a scratch directory, which is made
+    /// for each instance alone and removed with it (so an instance can be
+    /// primed: nothing it does then reaches outside it).
+    pub fn reaches_only_its_own(&self) -> bool {
+        Access {
+            scratch: false,
+            ..self.clone()
+        }
+        .is_empty()
     }
 
     /// The `wasi:config` names whose values the config sets.

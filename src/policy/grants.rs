@@ -27,6 +27,7 @@ use super::http::HttpGrant;
 /// http = { allow = ["https://api.example.com/v1/"] }
 /// config = { region = "eu" }
 /// config_inherit = ["DATABASE_URL"]
+/// scratch = true
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,7 +59,16 @@ pub struct Grants {
     /// guest under the same name (read at load).
     #[serde(default)]
     pub config_inherit: Vec<String>,
+    /// An empty read-write directory made for each call at
+    /// [`SCRATCH_GUEST_PATH`] and removed after it (a session keeps its
+    /// own for all its calls). Bounded by `max_write_bytes` and
+    /// `max_open_files`; never shared between calls or sessions.
+    #[serde(default)]
+    pub scratch: bool,
 }
+
+/// Where the guest sees its scratch directory (`grants.scratch = true`).
+pub const SCRATCH_GUEST_PATH: &str = "/scratch";
 
 /// The network a module may use: outbound TCP to the listed endpoints only.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,6 +139,7 @@ impl Grants {
             && self.http.is_empty()
             && self.config.is_empty()
             && self.config_inherit.is_empty()
+            && !self.scratch
     }
 
     /// Checks these grants and makes them ready to use: host paths become
@@ -173,10 +184,19 @@ impl Grants {
         }
         let endpoints = self.network.endpoints()?;
         let http = self.http.resolve(base)?;
-        if self.symlinks && !self.dirs.iter().any(|d| d.mode == DirMode::Rw) {
+        if self.symlinks && !self.scratch && !self.dirs.iter().any(|d| d.mode == DirMode::Rw) {
             return Err(
                 "grants.symlinks = true needs a directory granted with mode = \"rw\"".to_string(),
             );
+        }
+        if let Some(i) = self
+            .dirs
+            .iter()
+            .position(|d| self.scratch && d.guest == SCRATCH_GUEST_PATH)
+        {
+            return Err(format!(
+                "grants.dirs[{i}]: guest path '{SCRATCH_GUEST_PATH}' is the scratch directory's (grants.scratch = true); choose another"
+            ));
         }
         Ok(Access {
             dirs,
@@ -187,6 +207,7 @@ impl Grants {
             http,
             config,
             config_inherited: self.config_inherit.clone(),
+            scratch: self.scratch,
         })
     }
 }

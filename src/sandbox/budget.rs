@@ -80,10 +80,12 @@ impl CallBudget {
         true
     }
 
-    /// Starts the budget of a new call in the same store (a warm instance):
-    /// its writes count from zero; the files still open stay counted.
-    pub(crate) fn next_call(&self) {
-        self.written.store(0, Ordering::Relaxed);
+    /// Starts the budget of a new call in the same store (a reused
+    /// instance): its writes count from `kept`, the bytes earlier calls
+    /// left in its scratch directory (0 when it has none, or it was
+    /// emptied); the files still open stay counted.
+    pub(crate) fn next_call(&self, kept: u64) {
+        self.written.store(kept, Ordering::Relaxed);
         self.warned_files.store(false, Ordering::Relaxed);
         self.warned_writes.store(false, Ordering::Relaxed);
     }

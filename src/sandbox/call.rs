@@ -16,6 +16,7 @@ use super::http::HttpClient;
 use super::overflow::{Overflow, pool_was_full};
 use super::ready::{Disposal, Prepared, ReadyInstances};
 use super::resolver::NameResolver;
+use super::sessions::ModuleSessions;
 use super::state::CallState;
 use super::store::new_store;
 use super::warm::{self, WarmInstances};
@@ -41,6 +42,9 @@ pub(crate) struct Target {
     /// The long-lived instances of a warm module (`None`: every call gets
     /// a fresh instance).
     pub warm: Option<Arc<WarmInstances>>,
+    /// The instances of its sessions (`None`: sessions are off, and a call
+    /// in a session is a fresh call).
+    pub sessions: Option<ModuleSessions>,
     /// Where used stores are dropped.
     pub disposal: Arc<Disposal>,
     /// The limits of each call.
@@ -197,18 +201,19 @@ async fn run_prepared(target: &Target, prepared: Prepared, request: Request) -> 
         held,
         ..
     } = prepared;
-    let (outcome, seen) = run_on(target, &mut store, &instance, &deadline, request).await;
+    let linked = (&instance, target.exports);
+    let (outcome, seen) = run_on(target, &mut store, linked, &deadline, request).await;
     target.disposal.dispose(store, Some(held));
     report(outcome, seen, &stdout, &stderr)
 }
 
-/// Runs `request` on `instance` (of `target.pre`, in `store`, made before
-/// the call) with the call's whole time from now: the outcome, and what
+/// Runs `request` on `instance` (in `store`, made before the call, with
+/// `exports`) with the call's whole time from now: the outcome, and what
 /// the store saw on the way.
 pub(super) async fn run_on(
     target: &Target,
     store: &mut Store<CallState>,
-    instance: &Instance,
+    (instance, exports): (&Instance, Exports),
     deadline: &Deadline,
     request: Request,
 ) -> (Outcome, Seen) {
@@ -217,7 +222,7 @@ pub(super) async fn run_on(
     store.data().http.begin_call();
     store.set_epoch_deadline(1);
     let max_bytes = max_bytes(&target.limits, &request);
-    let call = call_export(store, instance, target.exports, request, max_bytes);
+    let call = call_export(store, instance, exports, request, max_bytes);
     let outcome = match tokio::time::timeout(timeout + EPOCH_TICK, call).await {
         Err(_elapsed) => Err(Fault::Timeout),
         Ok(Ok(answer)) => answer,

@@ -33,6 +33,20 @@ pub(crate) enum Fault {
     /// The guest went on after a memory growth past its limit was refused,
     /// and then ended in this other fault.
     AfterRefusedMemory(Box<Fault>),
+    /// The call was not run: its session's instance had been dropped, for
+    /// this reason, since its previous call.
+    SessionReset(SessionReset),
+}
+
+/// Why a session's instance was dropped between two of its calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SessionReset {
+    /// To make room for a newer session: at most this many are kept.
+    Evicted { max: u64 },
+    /// It had no call for this many milliseconds.
+    Idle { idle_ms: u64 },
+    /// It had served this many calls (`max_calls`).
+    MaxCalls { max_calls: u64 },
 }
 
 /// Names the cause of a failed call from wasmtime's error.

@@ -22,8 +22,10 @@
 //! its `call` export is called once with an empty tool name, which is no
 //! tool's (`wit/tool.wit` says so: the module answers with an error), the
 //! answer and output discarded and the fuel put back to what instantiation
-//! left. Only instances that can reach nothing (no grant at all) are
-//! primed, so that nothing the module does then can reach outside it; an
+//! left. Only instances that can reach nothing (no grant at all, but a
+//! scratch directory of their own, made for the instance and removed with
+//! it) are primed, so that nothing the module does then can reach outside
+//! it; an
 //! instance whose priming fails (a trap, a limit) is dropped, and the
 //! module's later instances are made without priming. Priming mostly moves
 //! work (the setup the call would otherwise do) off the call's path: the
@@ -204,7 +206,7 @@ impl ReadyInstances {
         }
         let held = self.budget.reserve()?;
         shelf.making += 1;
-        let prime = target.prime_ready && target.access.is_empty() && !shelf.unprimable;
+        let prime = target.prime_ready && target.access.reaches_only_its_own() && !shelf.unprimable;
         Some((held, prime))
     }
 

@@ -11,12 +11,13 @@ use wasmtime::component::{Component, Linker};
 use super::linker::new_linker;
 use super::ready::{Disposal, ReadyBudget, ReadyInstances};
 use super::resolver::NameResolver;
+use super::sessions::SessionStore;
 use super::state::CallState;
 use crate::engine::{
     ArtifactCache, Clock, CompileFailure, CompileWorker, Compiled, Concurrency, EnginePair,
     Engines, PoolConfig, concurrency_of, describe_error,
 };
-use crate::policy::Limits;
+use crate::policy::{Limits, SessionLimits};
 
 /// The shared machinery modules are compiled and run with.
 ///
@@ -52,6 +53,8 @@ struct Inner {
     ready: Arc<ReadyBudget>,
     /// Drops used stores off the callers' path.
     disposal: Arc<Disposal>,
+    /// The instances of sessions, in all modules with sessions on.
+    sessions: Arc<SessionStore>,
 }
 
 /// How a [`Runtime`] is set up: see [`Runtime::builder`].
@@ -61,6 +64,7 @@ pub struct RuntimeBuilder {
     name_servers: Option<Vec<SocketAddr>>,
     worker: Option<CompileWorker>,
     pool: Option<PoolConfig>,
+    sessions: Option<SessionLimits>,
 }
 
 impl RuntimeBuilder {
@@ -96,10 +100,19 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Bound the sessions of every module with sessions on as `limits` say
+    /// (default: [`SessionLimits::default`]).
+    pub fn sessions(mut self, limits: SessionLimits) -> Self {
+        self.sessions = Some(limits);
+        self
+    }
+
     /// Starts the runtime.
     pub fn build(self) -> anyhow::Result<Runtime> {
         let pool = self.pool.unwrap_or_default();
         pool.validate().map_err(anyhow::Error::msg)?;
+        let sessions = self.sessions.unwrap_or_default();
+        sessions.validate().map_err(anyhow::Error::msg)?;
         let cache = match self.cache_dir {
             Some(dir) => Some(ArtifactCache::open(dir).map_err(anyhow::Error::msg)?),
             None => None,
@@ -120,6 +133,7 @@ impl RuntimeBuilder {
                 worker: self.worker,
                 ready: Arc::new(ReadyBudget::new(&pool, background.clone())),
                 disposal: Arc::new(Disposal::new(background)),
+                sessions: SessionStore::new(sessions),
             }),
         };
         // The engine for the default limits, made now so that a broken
@@ -275,6 +289,21 @@ impl Runtime {
     /// Where the module's used stores are dropped.
     pub(crate) fn disposal(&self) -> Arc<Disposal> {
         Arc::clone(&self.inner.disposal)
+    }
+
+    /// Where the instances of sessions are kept.
+    pub(crate) fn sessions(&self) -> &Arc<SessionStore> {
+        &self.inner.sessions
+    }
+
+    /// The bounds of sessions.
+    pub fn session_limits(&self) -> SessionLimits {
+        self.inner.sessions.limits()
+    }
+
+    /// How many session instances are kept now, in all modules.
+    pub fn live_sessions(&self) -> usize {
+        self.inner.sessions.live()
     }
 
     /// The clock every call's timers and sockets are driven by.

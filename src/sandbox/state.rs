@@ -14,6 +14,7 @@ use super::budget::{CallBudget, OpenFile};
 use super::deadline::Deadline;
 use super::http::CallHttp;
 use super::resolver::NameResolver;
+use super::scratch::Scratch;
 use crate::policy::Access;
 
 /// The per-call state a store holds.
@@ -37,6 +38,9 @@ pub(crate) struct CallState {
     pub(super) deadline: Deadline,
     /// Its `wasi:http` context and hooks.
     pub(super) http: CallHttp,
+    /// Its scratch directory (`grants.scratch`), removed when the store is
+    /// dropped.
+    pub(super) scratch: Option<Scratch>,
 }
 
 impl CallState {

@@ -13,6 +13,7 @@ use super::fault::Fault;
 use super::http::{CallHttp, HttpCallParts};
 use super::network::ConnectChecks;
 use super::resolver::LOOKUPS_AT_ONCE;
+use super::scratch::Scratch;
 use super::state::{CallState, MemoryLimiter};
 use super::wasi_context::{Outputs, wasi_context};
 use crate::policy::to_usize;
@@ -39,7 +40,8 @@ pub(super) fn new_store(
         deadline: deadline.clone(),
         lookups: Arc::clone(&lookups),
     };
-    let wasi = wasi_context(access, checks, outputs)?;
+    let scratch = access.scratch.then(Scratch::new).transpose()?;
+    let wasi = wasi_context(access, checks, outputs, scratch.as_ref())?;
     let http = CallHttp::new(HttpCallParts {
         module: Arc::clone(&target.module),
         access: Arc::clone(access),
@@ -62,13 +64,18 @@ pub(super) fn new_store(
         table,
         limiter: MemoryLimiter::new(limits.memory_bytes(), target.state_bytes, counts),
         access: Arc::clone(access),
-        budget: CallBudget::new(Arc::clone(&target.module), limits, access.dirs.len()),
+        budget: CallBudget::new(
+            Arc::clone(&target.module),
+            limits,
+            access.dirs.len() + usize::from(scratch.is_some()),
+        ),
         open_descriptors: HashMap::new(),
         open_sockets: HashMap::new(),
         resolver: target.resolver.clone(),
         lookups,
         deadline: deadline.clone(),
         http,
+        scratch,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);

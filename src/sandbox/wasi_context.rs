@@ -7,7 +7,8 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 use super::capture::Capture;
 use super::fault::Fault;
 use super::network::{self, ConnectChecks};
-use crate::policy::{Access, DirMode};
+use super::scratch::Scratch;
+use crate::policy::{Access, DirMode, SCRATCH_GUEST_PATH};
 
 // Caps on what a guest can make the host allocate through WASI, set
 // explicitly rather than left at wasmtime's defaults. Bytes copied from guest
@@ -25,11 +26,14 @@ pub(super) struct Outputs<'a> {
 }
 
 /// The WASI context of a call with `access`, writing to `outputs`: no
-/// stdin, and only the granted directories, variables and sockets.
+/// stdin, and only the granted directories, variables and sockets, and
+/// `scratch` (when granted) as a read-write directory at
+/// [`SCRATCH_GUEST_PATH`].
 pub(super) fn wasi_context(
     access: &Arc<Access>,
     checks: ConnectChecks,
     outputs: Outputs<'_>,
+    scratch: Option<&Scratch>,
 ) -> Result<WasiCtx, Fault> {
     let mut builder = WasiCtxBuilder::new();
     builder
@@ -54,6 +58,17 @@ pub(super) fn wasi_context(
                 Fault::Host(format!(
                     "cannot open the granted directory {}: {}",
                     dir.host.display(),
+                    crate::engine::describe_error(&e)
+                ))
+            })?;
+    }
+    if let Some(scratch) = scratch {
+        builder
+            .preopened_dir(scratch.path(), SCRATCH_GUEST_PATH, FsPerms::ReadWrite)
+            .map_err(|e| {
+                Fault::Host(format!(
+                    "cannot open the scratch directory {}: {}",
+                    scratch.path().display(),
                     crate::engine::describe_error(&e)
                 ))
             })?;

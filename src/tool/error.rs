@@ -34,6 +34,10 @@ pub enum ToolErrorKind {
     Exited,
     /// The host could not run the tool (for example, it could not instantiate it).
     Host,
+    /// The call's session had lost its state (evicted, idle too long, or
+    /// renewed after `max_calls`); the call was not run, and the next one
+    /// starts the session afresh.
+    SessionReset,
 }
 
 /// A failed tool call: its kind and the message a model reads.

@@ -6,6 +6,7 @@
 mod arguments;
 mod error;
 mod schema;
+mod session;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,6 +16,7 @@ pub use arguments::Arguments;
 pub(crate) use error::json_type_name;
 pub use error::{ToolError, ToolErrorKind};
 pub use schema::{OUTPUT_SCHEMA_BOUNDS, OutputSchemaBounds, ToolInfo};
+pub use session::{MAX_SESSION_ID_BYTES, SessionId};
 
 /// The future of an asynchronous tool call ([`Tool::call_async`]).
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<String, ToolError>> + Send + 'static>>;
@@ -85,5 +87,37 @@ pub trait Tool: Send + Sync + 'static {
     /// the call when the future is dropped.
     fn call_async(self: Arc<Self>, name: String, arguments: Arguments) -> ToolFuture {
         Box::pin(async move { self.call(&name, &arguments) })
+    }
+
+    /// Runs tool `name` in `session`: a provider that keeps state per
+    /// session (a [`WasmModule`](crate::WasmModule) with sessions on) runs
+    /// it where the session's previous calls left off. The default ignores
+    /// the session: [`Tool::call`].
+    fn call_in_session(
+        &self,
+        session: &SessionId,
+        name: &str,
+        arguments: &Arguments,
+    ) -> Result<String, ToolError> {
+        let _ = session;
+        self.call(name, arguments)
+    }
+
+    /// [`Tool::call_in_session`] as a future (see [`Tool::call_async`]).
+    /// The default ignores the session: [`Tool::call_async`].
+    fn call_in_session_async(
+        self: Arc<Self>,
+        session: SessionId,
+        name: String,
+        arguments: Arguments,
+    ) -> ToolFuture {
+        let _ = session;
+        self.call_async(name, arguments)
+    }
+
+    /// Drops what this provider keeps for `session`; its next call starts
+    /// afresh. The default keeps nothing, so does nothing.
+    fn end_session(&self, session: &SessionId) {
+        let _ = session;
     }
 }

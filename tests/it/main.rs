@@ -2,6 +2,7 @@
 
 mod async_calls;
 mod cache;
+mod code_exec;
 mod common;
 mod concurrency;
 mod controller;
@@ -21,6 +22,7 @@ mod network;
 mod pool;
 mod ready;
 mod sandbox;
+mod sessions;
 mod trust;
 mod typed_exports;
 mod warm;

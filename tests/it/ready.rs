@@ -297,6 +297,23 @@ fn instances_with_a_grant_are_not_primed() {
 }
 
 #[test]
+fn instances_whose_only_grant_is_a_scratch_directory_are_primed() {
+    let runtime = runtime_with(PoolConfig::default());
+    let scratch = Grants {
+        scratch: true,
+        ..Grants::default()
+    }
+    .resolve(std::path::Path::new("."))
+    .unwrap();
+    let module = primed_guest(&runtime, "p", tight_limits(), true).with_access(scratch);
+    let manager = manager_of(module.clone());
+    for _ in 0..3 {
+        let (answer, _) = call_made_ahead(&module, &manager, "p_calls_before", json!({}));
+        assert_eq!(answer, "1", "primed: one call before, in its own instance");
+    }
+}
+
+#[test]
 fn a_module_whose_priming_fails_is_served_unprimed() {
     // Priming spends more fuel than a call may: it fails, and instances are
     // made without it from then on.

@@ -172,7 +172,7 @@ fn warm_modules_from_the_config() {
     assert!(
         refused
             .unwrap_err()
-            .contains("`max_calls` applies to warm modules only"),
+            .contains("`max_calls` applies to warm modules and modules with sessions only"),
         "max_calls alone"
     );
     let zero = toolhost::config::Config::from_toml(

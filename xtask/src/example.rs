@@ -10,7 +10,7 @@ use crate::componentize::componentize;
 use crate::guest::{build_atomically, componentize_js, componentize_py};
 use crate::process::{run, venv_bin};
 use crate::toolchain::install_toolchain;
-use crate::{Language, Repo};
+use crate::{Example, Language, Repo};
 
 /// The wit-bindgen-cli that generated `guest-sdk/c/bindings/`.
 const WIT_BINDGEN_VERSION: &str = "0.63.0";
@@ -24,16 +24,24 @@ pub const RUST_EXAMPLES: [&str; 1] = ["fetch"];
 const GUEST_TARGET: &str = "wasm32-wasip2";
 const GUEST_PROFILE: &str = "guest";
 
-/// Builds `language`'s example tool (installing its toolchain first if
-/// needed) and returns the component's path.
+/// Builds `language`'s first example tool (installing its toolchain first
+/// if needed) and returns the component's path.
 pub fn build_example(repo: &Repo, language: Language) -> Result<PathBuf> {
-    let toolchain = install_toolchain(repo, language)?;
-    let out = repo.component(language);
-    build_atomically(&out, |partial| match language {
-        Language::Python => build_python(repo, &toolchain, partial),
-        Language::JavaScript => build_js(repo, &toolchain, partial),
-        Language::C => build_c(repo, &toolchain, partial),
-    })?;
+    build_named_example(repo, language.examples()[0])
+}
+
+/// Builds `example` (installing its language's toolchain first if needed)
+/// and returns the component's path.
+pub fn build_named_example(repo: &Repo, example: Example) -> Result<PathBuf> {
+    let toolchain = install_toolchain(repo, example.language)?;
+    let out = repo.example_component(example);
+    let source = repo.example_source_dir(example);
+    build_atomically(&out, |partial| match example.language {
+        Language::Python => build_python(repo, &toolchain, &source, partial),
+        Language::JavaScript => build_js(repo, &toolchain, &source, partial),
+        Language::C => build_c(repo, &toolchain, &source, partial),
+    })
+    .with_context(|| format!("building the {example} example failed"))?;
     Ok(out)
 }
 
@@ -82,16 +90,16 @@ pub fn build_rust_example(repo: &Repo, package: &str) -> Result<PathBuf> {
     Ok(out)
 }
 
-/// componentize-py: the example's `app` module with the SDK beside it.
-fn build_python(repo: &Repo, venv: &Path, out: &Path) -> Result<()> {
-    let example = repo.example_dir(Language::Python);
+/// componentize-py: the example's `app` module (in `example`) with the SDK
+/// beside it.
+fn build_python(repo: &Repo, venv: &Path, example: &Path, out: &Path) -> Result<()> {
     let sdk = repo.sdk_dir(Language::Python);
     componentize_py(
         venv,
         &[&repo.wit_dir()],
         "tool",
         "app",
-        &[&example, &sdk],
+        &[example, &sdk],
         out,
     )
     .context("componentize-py failed to build the Python example")
@@ -100,8 +108,8 @@ fn build_python(repo: &Repo, venv: &Path, out: &Path) -> Result<()> {
 /// ComponentizeJS with its default features: `fetch()` works, through the
 /// wasi:http that toolhost provides (requests to the origins the config
 /// grants).
-fn build_js(repo: &Repo, toolchain: &Path, out: &Path) -> Result<()> {
-    let source = repo.example_dir(Language::JavaScript).join("tool.js");
+fn build_js(repo: &Repo, toolchain: &Path, example: &Path, out: &Path) -> Result<()> {
+    let source = example.join("tool.js");
     componentize_js(
         repo,
         toolchain,
@@ -114,7 +122,7 @@ fn build_js(repo: &Repo, toolchain: &Path, out: &Path) -> Result<()> {
 }
 
 /// zig cc to a core module for wasm32-wasi, then a component of it.
-fn build_c(repo: &Repo, venv: &Path, out: &Path) -> Result<()> {
+fn build_c(repo: &Repo, venv: &Path, example: &Path, out: &Path) -> Result<()> {
     let sdk = repo.sdk_dir(Language::C);
     let bindings = sdk.join("bindings");
     let core = out.with_extension("core.wasm");
@@ -128,7 +136,7 @@ fn build_c(repo: &Repo, venv: &Path, out: &Path) -> Result<()> {
         .arg("-Wl,-z,stack-size=1048576")
         .arg("-I")
         .arg(&sdk)
-        .args(c_sources(&repo.example_dir(Language::C))?)
+        .args(c_sources(example)?)
         .arg(sdk.join("toolhost_tool.c"))
         .arg(bindings.join("tool.c"))
         .arg(bindings.join("tool_component_type.o"))

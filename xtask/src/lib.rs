@@ -34,13 +34,14 @@ mod toolchain;
 
 pub use componentize::componentize;
 pub use example::{
-    RUST_EXAMPLES, build_example, build_rust_example, regenerate_c_bindings, test_sdk,
+    RUST_EXAMPLES, build_example, build_named_example, build_rust_example, regenerate_c_bindings,
+    test_sdk,
 };
 pub use guest::{
     JsFeature, build_js_component, build_js_world_component, build_python_component,
     build_qjs_component,
 };
-pub use language::Language;
+pub use language::{Example, Language};
 pub use mcp_client::{McpClient, install_mcp_client};
 pub use process::venv_bin;
 pub use python_package::install_python_test_env;

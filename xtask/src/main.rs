@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::builder::PossibleValue;
 use clap::{Parser, Subcommand, ValueEnum};
 use xtask::{
-    JsFeature, Language, McpClient, RUST_EXAMPLES, Repo, build_example, build_js_component,
+    JsFeature, Language, McpClient, RUST_EXAMPLES, Repo, build_js_component, build_named_example,
     build_python_component, build_qjs_component, build_rust_example, componentize,
     install_mcp_client, install_python_test_env, install_toolchain, regenerate_c_bindings,
     test_sdk,
@@ -163,11 +163,11 @@ fn main() -> ExitCode {
                     println!("Rust ({package}): {}", component.display());
                     Ok(())
                 }),
-                Examples::Of(language) => {
-                    let component = build_example(&repo, *language)?;
+                Examples::Of(language) => language.examples().iter().try_for_each(|example| {
+                    let component = build_named_example(&repo, *example)?;
                     println!("{language}: {}", component.display());
                     Ok(())
-                }
+                }),
             })
         }
         Task::CBindings => regenerate_c_bindings(&repo).map(|dir| {

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{Language, McpClient};
+use crate::{Example, Language, McpClient};
 
 /// The repository being built: every path the build reads or writes.
 #[derive(Clone, Debug)]
@@ -49,9 +49,14 @@ impl Repo {
         self.root.join("guest-sdk").join(language.dir_name())
     }
 
-    /// `example-tools/<example>/`.
+    /// `example-tools/<example>/` of `language`'s first example.
     pub fn example_dir(&self, language: Language) -> PathBuf {
-        self.root.join("example-tools").join(language.example())
+        self.example_source_dir(language.examples()[0])
+    }
+
+    /// `example-tools/<name>/`, the source of `example`.
+    pub fn example_source_dir(&self, example: Example) -> PathBuf {
+        self.root.join("example-tools").join(example.name)
     }
 
     /// `.toolchains/<lang>/`, the folder the language's toolchain is
@@ -102,8 +107,13 @@ impl Repo {
         self.root.join("target").join("guests")
     }
 
-    /// The component built for `language`'s example.
+    /// The component built for `language`'s first example.
     pub fn component(&self, language: Language) -> PathBuf {
-        self.out_dir().join(format!("{}.wasm", language.example()))
+        self.example_component(language.examples()[0])
+    }
+
+    /// The component built for `example`: `target/example-tools/<name>.wasm`.
+    pub fn example_component(&self, example: Example) -> PathBuf {
+        self.out_dir().join(format!("{}.wasm", example.name))
     }
 }

@@ -77,6 +77,7 @@ pub fn list(setup: &Setup<'_>, as_json: bool, verbose: bool) -> anyhow::Result<E
                         "grants": access_json(module.access()),
                         "limits": module.limits(),
                         "warm": module.warm().map(|w| json!({"max_calls": w.max_calls})),
+                        "sessions": module.sessions().map(|n| json!({"max_calls": n})),
                         "left_out": left_out_json(module),
                     })
                 })
@@ -147,13 +148,19 @@ fn left_out_json(module: &WasmModule) -> Value {
 
 /// How a module's calls get their instances.
 fn instance_line(module: &WasmModule) -> String {
-    match module.warm() {
+    let mut line = match module.warm() {
         Some(warm) => format!(
             "warm: each instance serves up to {} calls (state is kept between calls)",
             warm.max_calls
         ),
         None => "a fresh instance for every call".to_string(),
+    };
+    if let Some(max_calls) = module.sessions() {
+        line.push_str(&format!(
+            "; sessions: a call in a session runs in that session's own instance (up to {max_calls} calls each)"
+        ));
     }
+    line
 }
 
 fn print_section(title: &str, lines: &[String]) -> anyhow::Result<()> {

@@ -30,11 +30,19 @@ const LIST_TTL_MS: u64 = 60_000;
 
 /// The MCP server: one per connection (stdio) or session (HTTP), all
 /// sharing one [`Served`].
+///
+/// The calls of one MCP session are the calls of one toolhost session
+/// ([`toolhost::Session`]): in modules with sessions on they share state.
+/// Over HTTP that is the 2025-11-25 session (its `Mcp-Session-Id`); a
+/// stdio connection is one session; a request without a session (a
+/// 2026-07-28 client, which has none) is a fresh call.
 #[derive(Clone)]
 pub struct ToolhostServer {
     served: Arc<Served>,
     /// On stdio: the calls' arguments as the client wrote them, by id.
     raw_calls: Option<Arc<RawCalls>>,
+    /// On stdio: the connection's session.
+    stdio_session: Option<toolhost::SessionId>,
 }
 
 impl ToolhostServer {
@@ -42,17 +50,36 @@ impl ToolhostServer {
         Self {
             served,
             raw_calls: None,
+            stdio_session: None,
         }
     }
 
     /// A server whose calls take their arguments' text from `raw_calls`
     /// (stdio, where [`Intercepted`](crate::arguments::stdio::Intercepted)
-    /// puts them).
-    pub(crate) fn with_raw_calls(served: Arc<Served>, raw_calls: Arc<RawCalls>) -> Self {
+    /// puts them), all in one session: `session`.
+    pub(crate) fn with_raw_calls(
+        served: Arc<Served>,
+        raw_calls: Arc<RawCalls>,
+        session: toolhost::SessionId,
+    ) -> Self {
         Self {
             served,
             raw_calls: Some(raw_calls),
+            stdio_session: Some(session),
         }
+    }
+
+    /// The toolhost session of the call `context` is about: the HTTP
+    /// request's `Mcp-Session-Id`, or the stdio connection's; `None` for a
+    /// request without a session.
+    fn session(&self, context: &RequestContext<RoleServer>) -> Option<toolhost::SessionId> {
+        let from_http = context
+            .extensions
+            .get::<Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|id| id.to_str().ok())
+            .and_then(|id| toolhost::SessionId::parse(id).ok());
+        from_http.or_else(|| self.stdio_session.clone())
     }
 
     /// The arguments text of the call `context` is about, as the client
@@ -187,11 +214,28 @@ impl ServerHandler for ToolhostServer {
         let tools = self.served.tools();
         // The text the client wrote, byte for byte; rmcp's parsed value
         // only for a message that did not pass through the interception.
-        let call: Pin<Box<dyn Future<Output = _> + Send>> = match raw_arguments {
-            Some(RawArguments(text)) => Box::pin(tools.manager.call_tool_json_async(&name, &text)),
-            None => {
+        let session = self.session(&context);
+        let call: Pin<Box<dyn Future<Output = _> + Send>> = match (raw_arguments, session) {
+            (Some(RawArguments(text)), Some(id)) => Box::pin(
+                tools
+                    .manager
+                    .join_session(id)
+                    .call_tool_json_async(&name, &text),
+            ),
+            (Some(RawArguments(text)), None) => {
+                Box::pin(tools.manager.call_tool_json_async(&name, &text))
+            }
+            (None, session) => {
                 let arguments = request.arguments.map(Value::Object);
-                Box::pin(tools.manager.call_tool_async(&name, arguments.as_ref()))
+                match session {
+                    Some(id) => Box::pin(
+                        tools
+                            .manager
+                            .join_session(id)
+                            .call_tool_async(&name, arguments.as_ref()),
+                    ),
+                    None => Box::pin(tools.manager.call_tool_async(&name, arguments.as_ref())),
+                }
             }
         };
         let answer = tokio::select! {

@@ -98,7 +98,10 @@ pub async fn serve_stdio(source: Source) -> anyhow::Result<()> {
     // Each call's arguments reach its tool as the client wrote them.
     let raw_calls = RawCalls::new(unanswered.saturating_mul(2));
     let stdin = Intercepted::new(stdin, Arc::clone(&raw_calls), max_line);
-    let server = ToolhostServer::with_raw_calls(Arc::clone(&served), raw_calls);
+    // The connection is one session: its calls share state in modules with
+    // sessions on, until it ends.
+    let session = toolhost::SessionId::new();
+    let server = ToolhostServer::with_raw_calls(Arc::clone(&served), raw_calls, session.clone());
     // A longer line is dropped (and logged) unread; the session goes on.
     let transport = AsyncRwTransport::new(stdin, stdout).with_max_line_length(max_line);
     // Answers the client does not read stop the reading of its requests.
@@ -122,6 +125,7 @@ pub async fn serve_stdio(source: Source) -> anyhow::Result<()> {
         }
     };
     stop.cancel();
+    served.tools().manager.end_session(&session);
     result
 }
 

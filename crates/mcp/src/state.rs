@@ -108,12 +108,16 @@ impl Served {
         sessions.insert(id, peer);
     }
 
-    /// Forgets the client of session `id`, which has ended.
+    /// Forgets the client of session `id`, which has ended, and drops the
+    /// state its calls kept in modules with sessions on.
     pub(crate) fn forget_session(&self, id: &str) {
         self.sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(id);
+        if let Ok(id) = toolhost::SessionId::parse(id) {
+            self.tools().manager.end_session(&id);
+        }
     }
 
     /// Tells every session's client that the tool list changed; forgets

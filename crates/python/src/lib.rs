@@ -21,6 +21,7 @@ mod manager;
 mod module;
 mod python_tool;
 mod runtime;
+mod session;
 
 use pyo3::prelude::*;
 
@@ -31,6 +32,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<controller::PyToolController>()?;
     m.add_class::<controller::PyToolControlPattern>()?;
     m.add_class::<manager::PyToolManager>()?;
+    m.add_class::<session::PySession>()?;
     m.add_function(wrap_pyfunction!(module::load_module, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

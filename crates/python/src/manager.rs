@@ -12,7 +12,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyMapping, PyString};
 use serde_json::Value;
-use toolhost::{RegisterError, SharedController, ToolManager};
+use toolhost::{RegisterError, SessionId, SharedController, ToolManager};
 
 use crate::blocking::run_interruptibly;
 use crate::config::from_config;
@@ -244,7 +244,7 @@ impl PyToolManager {
             Ok(call) => call,
             Err(error) => return Ok(error),
         };
-        run_interruptibly(py, self.core().call_json_async(&tool_call))
+        run_interruptibly(py, call_future(self.core(), None, tool_call))
     }
 
     /// Answers `tool_calls` (a list of tool calls) in parallel; returns one
@@ -256,7 +256,7 @@ impl PyToolManager {
     ) -> PyResult<Bound<'py, PyAny>> {
         let calls = calls_json(tool_calls)?;
         let core = self.core();
-        let messages = run_interruptibly(py, async move { calls.answer(&core).await })??;
+        let messages = run_interruptibly(py, async move { calls.answer(&core, None).await })??;
         to_python(py, &Value::Array(messages))
     }
 
@@ -269,12 +269,7 @@ impl PyToolManager {
         message: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let message = message_json(message)?;
-        let core = self.core();
-        let messages =
-            run_interruptibly(
-                py,
-                async move { core.call_message_json_async(&message).await },
-            )?
+        let messages = run_interruptibly(py, message_future(self.core(), None, message))?
             .map_err(|e| value_error(e.to_string()))?;
         to_python(py, &Value::Array(messages))
     }
@@ -286,7 +281,7 @@ impl PyToolManager {
         slf: &Bound<'py, Self>,
         tool_call: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        started_when_awaited(slf, "_start_acall", tool_call)
+        started_when_awaited(slf.as_any(), "_start_acall", tool_call)
     }
 
     /// `await manager.acall_many(tool_calls)`: `call_many` for asyncio code.
@@ -294,7 +289,7 @@ impl PyToolManager {
         slf: &Bound<'py, Self>,
         tool_calls: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        started_when_awaited(slf, "_start_acall_many", tool_calls)
+        started_when_awaited(slf.as_any(), "_start_acall_many", tool_calls)
     }
 
     /// `await manager.acall_message(message)`: `call_message` for asyncio code.
@@ -302,7 +297,7 @@ impl PyToolManager {
         slf: &Bound<'py, Self>,
         message: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        started_when_awaited(slf, "_start_acall_message", message)
+        started_when_awaited(slf.as_any(), "_start_acall_message", message)
     }
 
     /// Starts `acall`'s call inside the running loop; returns its future.
@@ -311,13 +306,7 @@ impl PyToolManager {
         py: Python<'py>,
         tool_call: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let call = match call_json(tool_call) {
-            Ok(call) => self.core().call_json_async(&call),
-            Err(error) => {
-                return pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(error) });
-            }
-        };
-        pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(call.await) })
+        start_acall(py, self.core(), None, tool_call)
     }
 
     /// Starts `acall_many`'s calls inside the running loop.
@@ -326,14 +315,7 @@ impl PyToolManager {
         py: Python<'py>,
         tool_calls: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let calls = calls_json(tool_calls)?;
-        let core = self.core();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            match calls.answer(&core).await {
-                Ok(messages) => Ok(JsonOut(Value::Array(messages))),
-                Err(e) => Err(e),
-            }
-        })
+        start_acall_many(py, self.core(), None, tool_calls)
     }
 
     /// Starts `acall_message`'s calls inside the running loop.
@@ -342,14 +324,18 @@ impl PyToolManager {
         py: Python<'py>,
         message: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let message = message_json(message)?;
-        let core = self.core();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            match core.call_message_json_async(&message).await {
-                Ok(messages) => Ok(JsonOut(Value::Array(messages))),
-                Err(e) => Err(value_error(e.to_string())),
-            }
-        })
+        start_acall_message(py, self.core(), None, message)
+    }
+
+    /// A new session of this manager's tools: `with manager.session() as s:
+    /// s(tool_call)`. In modules loaded with `sessions=True` (or
+    /// `sessions = true` in the config) every call of the session runs in
+    /// the session's own instance, so that what one call leaves (variables,
+    /// files) is there for the next; other sessions and calls without one
+    /// never see it. Closing the session (leaving the `with` block, or
+    /// `close()`) drops that state.
+    fn session(slf: &Bound<'_, Self>) -> crate::session::PySession {
+        crate::session::PySession::new(slf.clone().unbind(), SessionId::new())
     }
 
     fn __len__(&self) -> usize {
@@ -371,15 +357,90 @@ impl PyToolManager {
     }
 
     /// The tools as they are now; calls run on this set to the end.
-    fn core(&self) -> Arc<ToolManager> {
+    pub(crate) fn core(&self) -> Arc<ToolManager> {
         self.lock().core.clone()
     }
 }
 
+/// One tool call (JSON text) through `core`, in `session` if there is one.
+pub(crate) async fn call_future(
+    core: Arc<ToolManager>,
+    session: Option<SessionId>,
+    call: String,
+) -> String {
+    match session {
+        Some(id) => core.join_session(id).call_json_async(&call).await,
+        None => core.call_json_async(&call).await,
+    }
+}
+
+/// The calls of a message (JSON text) through `core`, in `session` if
+/// there is one.
+pub(crate) async fn message_future(
+    core: Arc<ToolManager>,
+    session: Option<SessionId>,
+    message: String,
+) -> Result<Vec<Value>, toolhost::ToolError> {
+    match session {
+        Some(id) => {
+            core.join_session(id)
+                .call_message_json_async(&message)
+                .await
+        }
+        None => core.call_message_json_async(&message).await,
+    }
+}
+
+/// `acall`'s future, started in the running loop.
+pub(crate) fn start_acall<'py>(
+    py: Python<'py>,
+    core: Arc<ToolManager>,
+    session: Option<SessionId>,
+    tool_call: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let call = match call_json(tool_call) {
+        Ok(call) => call_future(core, session, call),
+        Err(error) => {
+            return pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(error) });
+        }
+    };
+    pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(call.await) })
+}
+
+/// `acall_many`'s future, started in the running loop.
+pub(crate) fn start_acall_many<'py>(
+    py: Python<'py>,
+    core: Arc<ToolManager>,
+    session: Option<SessionId>,
+    tool_calls: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let calls = calls_json(tool_calls)?;
+    pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        let messages = calls.answer(&core, session.as_ref()).await?;
+        Ok(JsonOut(Value::Array(messages)))
+    })
+}
+
+/// `acall_message`'s future, started in the running loop.
+pub(crate) fn start_acall_message<'py>(
+    py: Python<'py>,
+    core: Arc<ToolManager>,
+    session: Option<SessionId>,
+    message: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let message = message_json(message)?;
+    pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        match message_future(core, session, message).await {
+            Ok(messages) => Ok(JsonOut(Value::Array(messages))),
+            Err(e) => Err(value_error(e.to_string())),
+        }
+    })
+}
+
 /// A coroutine that calls `slf.<start>(argument)` when awaited, inside the
 /// running loop (see `toolhost/_aio.py`).
-fn started_when_awaited<'py>(
-    slf: &Bound<'py, PyToolManager>,
+pub(crate) fn started_when_awaited<'py>(
+    slf: &Bound<'py, PyAny>,
     start: &str,
     argument: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -510,29 +571,39 @@ fn controller_arg(controller: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<P
 }
 
 /// A tool call as JSON text, or the `Error: ...` text that answers it.
-fn call_json(tool_call: &Bound<'_, PyAny>) -> Result<String, String> {
+pub(crate) fn call_json(tool_call: &Bound<'_, PyAny>) -> Result<String, String> {
     to_json_text(tool_call).map_err(|e| format!("Error: the tool call is not JSON: {e}"))
 }
 
 /// An assistant message (or a list of calls) as JSON text, or `ValueError`.
-fn message_json(message: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn message_json(message: &Bound<'_, PyAny>) -> PyResult<String> {
     to_json_text(message).map_err(|e| value_error(format!("the message is not JSON: {e}")))
 }
 
 /// A list of tool calls as the text of a JSON array, and why the ones that
 /// are not JSON are not (each answered with an error of its own).
-struct Calls {
+pub(crate) struct Calls {
     array: String,
     not_json: Vec<(usize, String)>,
 }
 
 impl Calls {
-    /// One `{"role": "tool", ...}` message per call, in order.
-    async fn answer(&self, core: &ToolManager) -> PyResult<Vec<Value>> {
-        let mut messages = core
-            .call_message_json_async(&self.array)
-            .await
-            .map_err(|e| value_error(e.to_string()))?;
+    /// One `{"role": "tool", ...}` message per call, in order, in
+    /// `session` if there is one.
+    pub(crate) async fn answer(
+        &self,
+        core: &ToolManager,
+        session: Option<&SessionId>,
+    ) -> PyResult<Vec<Value>> {
+        let answered = match session {
+            Some(id) => {
+                core.join_session(id.clone())
+                    .call_message_json_async(&self.array)
+                    .await
+            }
+            None => core.call_message_json_async(&self.array).await,
+        };
+        let mut messages = answered.map_err(|e| value_error(e.to_string()))?;
         for (i, reason) in &self.not_json {
             if let Some(message) = messages.get_mut(*i) {
                 message["content"] =
@@ -544,7 +615,7 @@ impl Calls {
 }
 
 /// The calls of the list `tool_calls` (see [`Calls`]).
-fn calls_json(tool_calls: &Bound<'_, PyAny>) -> PyResult<Calls> {
+pub(crate) fn calls_json(tool_calls: &Bound<'_, PyAny>) -> PyResult<Calls> {
     if tool_calls.is_instance_of::<PyString>() || tool_calls.cast::<PyMapping>().is_ok() {
         return Err(PyTypeError::new_err(format!(
             "tool_calls must be a list of tool calls, got {}",

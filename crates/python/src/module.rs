@@ -40,6 +40,12 @@ impl PyWasmModule {
         self.module.infos().into_iter().map(|i| i.name).collect()
     }
 
+    /// Whether calls in a session keep state (`sessions=True`).
+    #[getter]
+    fn sessions(&self) -> bool {
+        self.module.sessions().is_some()
+    }
+
     /// Whether instances are kept and reused across calls (`warm=True`).
     #[getter]
     fn warm(&self) -> bool {
@@ -118,10 +124,13 @@ fn arguments_of(arguments: Option<&Bound<'_, PyAny>>) -> Result<Arguments, toolh
 /// `grants` are dicts with the keys of a config file's `[[modules]]`
 /// `limits` and `grants` tables; relative paths in `grants` are taken from
 /// the working directory. `warm=True` keeps instances across calls (up to
-/// `max_calls` calls each). Raises `toolhost.LoadError` with the reason
-/// when the module cannot be loaded.
+/// `max_calls` calls each); `sessions=True` keeps one instance per session
+/// (`manager.session()`), so that state lives from one call of a session
+/// to the next. Raises `toolhost.LoadError` with the reason when the module
+/// cannot be loaded.
 #[pyfunction]
-#[pyo3(signature = (source, name = None, limits = None, grants = None, warm = false, max_calls = None))]
+#[pyo3(signature = (source, name = None, limits = None, grants = None, warm = false, max_calls = None, sessions = false))]
+#[allow(clippy::too_many_arguments)]
 pub fn load_module(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
@@ -130,6 +139,7 @@ pub fn load_module(
     grants: Option<&Bound<'_, PyAny>>,
     warm: bool,
     max_calls: Option<u64>,
+    sessions: bool,
 ) -> PyResult<PyWasmModule> {
     let fail = |message: String| load_error(py, message);
     let bytes = bytes_of(source)?;
@@ -146,6 +156,7 @@ pub fn load_module(
         grants: table(grants, "grants").map_err(fail)?,
         warm,
         max_calls,
+        sessions,
         ..ModuleEntry::default()
     };
     let runtime = default_runtime().map_err(fail)?;

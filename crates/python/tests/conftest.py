@@ -63,6 +63,12 @@ def arguments_table() -> list:
 
 
 @pytest.fixture(scope="session")
+def python_exec_path() -> Path:
+    """The code interpreter example (example-tools/python-exec, tool `run_python`)."""
+    return _path("TOOLHOST_TEST_PYTHON_EXEC")
+
+
+@pytest.fixture(scope="session")
 def calc_path() -> Path:
     """The calc example component (tool `evaluate`)."""
     return _path("TOOLHOST_TEST_CALC")

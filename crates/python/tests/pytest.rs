@@ -6,7 +6,7 @@
 //! put with the package's Python files into a folder of this run's own, on
 //! the `PYTHONPATH` of the pinned pytest and mypy of
 //! `.toolchains/python-package/` (an install this test never writes to). The
-//! test components (echo, hostile, http, verbatim, calc) are built here, and the answers
+//! test components (echo, hostile, http, verbatim, calc, python-exec) are built here, and the answers
 //! the Rust library gives to a set of calls are written for the suite to
 //! compare its own with.
 
@@ -32,6 +32,8 @@ fn pytest_suite() {
     let http = toolhost_testkit::guest("guest-http");
     let verbatim = toolhost_testkit::guest("guest-verbatim");
     let plain = toolhost_testkit::guest("guest-plain");
+    let python_exec = xtask::build_named_example(&repo, xtask::Example::PYTHON_EXEC)
+        .unwrap_or_else(|e| panic!("cannot build the python-exec example: {e:#}"));
     let table = repo.root().join("tests/data/verbatim_arguments.json");
     let calc = work.path().join("calc.wasm");
     fs::write(
@@ -53,6 +55,7 @@ fn pytest_suite() {
         .env("TOOLHOST_TEST_HTTP", &http)
         .env("TOOLHOST_TEST_VERBATIM", &verbatim)
         .env("TOOLHOST_TEST_PLAIN", &plain)
+        .env("TOOLHOST_TEST_PYTHON_EXEC", &python_exec)
         .env("TOOLHOST_TEST_ARGUMENTS_TABLE", &table)
         .env("TOOLHOST_TEST_CALC", &calc)
         .env("TOOLHOST_TEST_EXPECTED", &expected)

@@ -13,5 +13,6 @@ mod oci;
 mod python;
 mod raw;
 mod server;
+mod sessions;
 mod stdio;
 mod typescript;

@@ -13,6 +13,7 @@ from typing import Any, Dict
 
 from ._errors import ConfigError, LoadError, ToolhostError
 from ._native import (
+    Session,
     ToolControlPattern,
     ToolController,
     ToolManager,
@@ -24,6 +25,7 @@ from ._native import (
 __all__ = [
     "ConfigError",
     "LoadError",
+    "Session",
     "Tool",
     "ToolControlPattern",
     "ToolController",
