@@ -69,7 +69,7 @@ function bounded(text) {
 function inspect(value, depth = 0, seen = new Set()) {
   switch (typeof value) {
     case "string":
-      return depth === 0 ? JSON.stringify(value) : JSON.stringify(value);
+      return JSON.stringify(value);
     case "bigint":
       return `${value}n`;
     case "symbol":

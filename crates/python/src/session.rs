@@ -200,8 +200,6 @@ impl PySession {
 
 impl Drop for PySession {
     fn drop(&mut self) {
-        if !self.closed.swap(true, Ordering::AcqRel) {
-            self.manager.get().core().end_session(&self.id);
-        }
+        self.close();
     }
 }
