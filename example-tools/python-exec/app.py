@@ -203,29 +203,94 @@ def _user_traceback(error: BaseException) -> str:
     return _bounded(text)
 
 
+# How a last line starts when it is a statement, not an expression: the
+# fast path of `_compile` does not try those.
+_STATEMENT_STARTS = tuple(
+    f"{word}{after}"
+    for word in "assert async break class continue def del for from global if import "
+    "nonlocal pass raise return try while with".split()
+    for after in " :(\\"
+) + ("@",)
+
+
+def _last_line_start(code: str) -> int | None:
+    """Where the last line of `code` that starts at column 0 with code (not
+    a comment, a blank or a closing bracket) begins; None if none does."""
+    end = len(code.rstrip())
+    while True:
+        newline = code.rfind("\n", 0, end)
+        start = newline + 1
+        first = code[start : start + 1]
+        if first and first not in " \t\f\v\r\n#)]}":
+            return start
+        if newline < 0:
+            return None
+        end = newline
+
+
+def _compile_split(code: str, filename: str):
+    """The fast way to `_compile`, for code whose last line is an expression
+    at column 0 (`print(x)`, `df.mean()`): its lines before that as a module,
+    that line on as an expression, two compilations straight from the text.
+    None where that split is not the program's own (either part fails to
+    compile, or a `__future__` import could change how the last part
+    compiles): then the whole program is parsed to find its last statement.
+
+    Correct because a prefix that compiles on its own ends where the
+    tokenizer is outside any string, bracket or continued line, so the rest
+    is read as in the whole program: a statement at column 0, here an
+    expression statement."""
+    start = _last_line_start(code)
+    if start is None or "__future__" in code or code.startswith(_STATEMENT_STARTS, start):
+        return None
+    prefix = code[:start]
+    try:
+        # The newlines keep the expression's line numbers the program's own.
+        last = compile("\n" * prefix.count("\n") + code[start:], filename, "eval", dont_inherit=True)
+        body = compile(prefix, filename, "exec", dont_inherit=True) if prefix.strip() else None
+    except SyntaxError:
+        return None
+    return body, last
+
+
+def _compile(code: str, filename: str):
+    """`code` compiled as (the module to run or None, the last bare
+    expression to evaluate or None)."""
+    split = _compile_split(code, filename)
+    if split is not None:
+        return split
+    tree = ast.parse(code, filename, "exec")
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    body = compile(tree, filename, "exec", dont_inherit=True)
+    if last is None:
+        return body, None
+    return body, compile(ast.Expression(last.value), filename, "eval", dont_inherit=True)
+
+
 def _run(code: str, filename: str, namespace: dict):
     """Runs `code`; the value of its last statement if that is a bare
     expression, else None."""
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    tree = ast.parse(code, filename, "exec")
-    last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    if last is not None:
-        tree.body.pop()
-    exec(compile(tree, filename, "exec"), namespace)
+    body, last = _compile(code, filename)
+    if body is not None:
+        exec(body, namespace)
     if last is None:
         return None
-    value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
+    value = eval(last, namespace)
     if value is not None:
         namespace["_"] = value
     return value
 
 
 class _Instance:
-    """What this instance has set up: done on its first call (a fresh
-    instance serves one call; a session's serves all its calls)."""
+    """What this instance has set up: done when it is primed or on its first
+    call (a fresh instance serves one call; a session's serves all its
+    calls)."""
 
     def __init__(self) -> None:
         self.scratch: bool | None = None
+        # Calls this instance has run (priming is none).
+        self.calls = 0
 
     def has_scratch(self) -> bool:
         """Whether there is a scratch directory; on the first call, also
@@ -242,7 +307,20 @@ class _Instance:
 _INSTANCE = _Instance()
 
 
-@tools.tool(warm_up=[{"code": "print(sum(range(1000)))"}, {"code": "x = [i * i for i in range(10)]\nx[-1]"}])
+@tools.on_prime
+def _prime() -> None:
+    """Looks for the scratch directory before the call (an instance made
+    ahead is primed with the grants its call will have)."""
+    _INSTANCE.has_scratch()
+
+
+@tools.tool(
+    warm_up=[
+        {"code": "print(sum(range(1000)))"},
+        {"code": "x = [i * i for i in range(10)]\nx[-1]"},
+        {"code": "total = 0\nfor i in range(10):\n    total += i"},
+    ]
+)
 def run_python(
     code: Annotated[str, "The Python 3 program to run, as the text of a file. A last line that is an expression is shown as a REPL shows it."],
     stdin: Annotated[str | None, "Text the program reads as its standard input (input(), sys.stdin)."] = None,
@@ -257,7 +335,8 @@ def run_python(
     exception answers with its traceback. No network, no subprocesses, no
     threads, no packages beyond the standard library; the working directory
     (when granted) is empty and private to the call."""
-    first_call = _INSTANCE.scratch is None
+    first_call = _INSTANCE.calls == 0
+    _INSTANCE.calls += 1
     scratch = _INSTANCE.has_scratch()
     if files:
         before = _write_files(files)

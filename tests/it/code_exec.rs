@@ -103,6 +103,26 @@ fn python_answers_with_output_values_and_tracebacks() {
     assert_eq!(run_python(&m, "'a' + 'b'"), "'ab'\n", "shown as repr");
     assert_eq!(run_python(&m, "x = 1"), "(no output)");
     assert_eq!(run_python(&m, "None"), "(no output)");
+    // A last line at column 0 is the last statement only where the lines
+    // before it end outside any string or bracket.
+    for (code, answer) in [
+        ("s = '''\nlen(s)\n'''", "(no output)"),
+        ("s = '''\nx'''\nlen(s)", "2\n"),
+        ("t = (1,\n2)\nt", "(1, 2)\n"),
+        ("x = 1; x", "1\n"),
+        ("total = sum([1,\n  2])\ntotal\n# done\n\n", "3\n"),
+        ("print(\n  'a')", "a\n"),
+        ("if True:\n    y = 5\ny", "5\n"),
+        ("from __future__ import annotations\n1 + 1", "2\n"),
+        ("def f():\n    return 4\n\nf()", "4\n"),
+    ] {
+        assert_eq!(run_python(&m, code), answer, "{code:?}");
+    }
+    let line = run_python(&m, "x = 1\ny = 0\nx / y");
+    assert!(
+        line.contains("File \"<code>\", line 3, in <module>\n    x / y"),
+        "the last expression's own line: {line}"
+    );
     assert_eq!(
         run_python(
             &m,

@@ -237,5 +237,34 @@ class WarmUpTest(unittest.TestCase):
             tools.warm_up()
 
 
+class PrimeTest(unittest.TestCase):
+    def test_an_empty_name_runs_the_prime_hooks_and_answers_an_error(self):
+        tools = Toolbox()
+        seen = []
+
+        @tools.tool
+        def echo(x: int) -> int:
+            return x
+
+        @tools.on_prime
+        def first() -> None:
+            seen.append("first")
+
+        @tools.on_prime
+        def broken() -> None:
+            raise OSError("no such directory")
+
+        @tools.on_prime
+        def last() -> None:
+            seen.append("last")
+
+        ok, text = tools.run("", "")
+        self.assertFalse(ok)
+        self.assertIn("no tool ''", text)
+        self.assertEqual(seen, ["first", "last"], "a failing hook leaves the others running")
+        self.assertEqual(tools.run("echo", '{"x": 2}'), (True, "2"))
+        self.assertEqual(seen, ["first", "last"], "a real call runs no hook")
+
+
 if __name__ == "__main__":
     unittest.main()

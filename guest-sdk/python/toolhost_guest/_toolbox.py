@@ -130,6 +130,20 @@ class Toolbox:
 
     def __init__(self) -> None:
         self._tools: dict[str, _Tool] = {}
+        self._on_prime: list[Callable[[], None]] = []
+
+    def on_prime(self, func: Callable[[], None]) -> Callable[[], None]:
+        """Declares a function (a decorator) to run when the host primes a
+        fresh instance: a call with an empty tool name, made ahead of the
+        instance's one real call (wit/tool.wit), with the grants that call
+        will have. Set up there what every call of this instance would
+        otherwise do first (look at a granted directory, build a table),
+        taking it off the call's path; it must change nothing a call could
+        tell apart. A primed instance's answer is still an error; an
+        exception in `func` is ignored, and the call then does the setup
+        itself."""
+        self._on_prime.append(func)
+        return func
 
     def tool(self, func: Callable[..., Any] | None = None, *, name: str | None = None,
              description: str | None = None, parameters: dict | None = None,
@@ -178,6 +192,8 @@ class Toolbox:
     def run(self, name: str, arguments: str) -> tuple[bool, str]:
         """Runs tool `name`; (True, result) or (False, error text). Never raises
         for anything the tool or the arguments do."""
+        if not name:
+            self._prime()
         tool = self._tools.get(name)
         if tool is None:
             return False, f"this module has no tool '{name}' (it has: {', '.join(self._tools)})"
@@ -193,6 +209,13 @@ class Toolbox:
             return False, str(e)
         except Exception as e:  # noqa: BLE001 - every failure becomes an error text
             return False, f"{type(e).__name__}: {e}"
+
+    def _prime(self) -> None:
+        for func in self._on_prime:
+            try:
+                func()
+            except Exception:  # noqa: BLE001 - the call will set itself up instead
+                pass
 
     def warm_up(self, rounds: int = _WARM_UP_ROUNDS) -> int:
         """Runs each tool's `warm_up` arguments `rounds` times, as `call`
