@@ -35,9 +35,9 @@ enum Task {
     /// Installs the pinned toolchains into .toolchains/ (all languages
     /// unless some are named).
     Toolchains { languages: Vec<Language> },
-    /// Installs the pinned MCP client SDKs that the tests of `toolhost
-    /// serve` drive into .toolchains/mcp-<client>/ (all unless some are
-    /// named).
+    /// Installs the pinned MCP client SDKs and agent frameworks that the
+    /// tests of `toolhost serve` drive into .toolchains/mcp-<client>/ (all
+    /// unless some are named).
     McpClients { clients: Vec<McpClient> },
     /// Installs the pinned tools the Python package's tests run with
     /// (pytest, mypy) into .toolchains/python-package/.

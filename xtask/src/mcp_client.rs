@@ -1,7 +1,9 @@
 //! The MCP clients that this project did not write, which the tests of
-//! `toolhost serve` drive: the official Python and TypeScript SDKs, pinned
-//! beside those tests (`crates/cli/tests/mcp/<client>/`) and installed
-//! into `.toolchains/mcp-<client>/`.
+//! `toolhost serve` drive: the official Python and TypeScript SDKs, and the
+//! agent frameworks that reach tools over MCP (the OpenAI Agents SDK,
+//! LangChain with LangGraph, pydantic-ai), each pinned beside those tests
+//! (`crates/cli/tests/mcp/<client>/`) and installed into
+//! `.toolchains/mcp-<client>/`.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -11,7 +13,7 @@ use anyhow::Result;
 use crate::Repo;
 use crate::toolchain::{Pins, install_pinned};
 
-/// An official MCP client SDK.
+/// An MCP client: an official SDK, or the agent frameworks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum McpClient {
     /// `mcp` from PyPI.
@@ -19,11 +21,18 @@ pub enum McpClient {
     /// `@modelcontextprotocol/sdk` from npm.
     #[value(name = "typescript", alias = "ts")]
     TypeScript,
+    /// `openai-agents`, `langchain` with `langchain-mcp-adapters` and
+    /// `langgraph`, and `pydantic-ai-slim` from PyPI, in one environment.
+    Frameworks,
 }
 
 impl McpClient {
     /// Every client, in the order they are installed.
-    pub const ALL: [McpClient; 2] = [McpClient::Python, McpClient::TypeScript];
+    pub const ALL: [McpClient; 3] = [
+        McpClient::Python,
+        McpClient::TypeScript,
+        McpClient::Frameworks,
+    ];
 
     /// The folder name of its pins (under `crates/cli/tests/mcp/`) and,
     /// prefixed with `mcp-`, of its install (under `.toolchains/`).
@@ -31,6 +40,7 @@ impl McpClient {
         match self {
             McpClient::Python => "python",
             McpClient::TypeScript => "typescript",
+            McpClient::Frameworks => "frameworks",
         }
     }
 }
@@ -40,6 +50,7 @@ impl fmt::Display for McpClient {
         f.write_str(match self {
             McpClient::Python => "Python",
             McpClient::TypeScript => "TypeScript",
+            McpClient::Frameworks => "agent frameworks'",
         })
     }
 }
@@ -53,7 +64,7 @@ pub fn install_mcp_client(repo: &Repo, client: McpClient) -> Result<PathBuf> {
     let label = format!("{client} MCP client");
     let retry = format!("cargo xtask mcp-clients {}", client.dir_name());
     match client {
-        McpClient::Python => install_pinned(
+        McpClient::Python | McpClient::Frameworks => install_pinned(
             &dir,
             &pins.join("requirements.txt"),
             &Pins::Pip,
