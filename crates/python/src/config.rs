@@ -25,7 +25,10 @@ pub fn from_config(py: Python<'_>, path: &Path) -> PyResult<(ToolManager, Vec<Py
         .map_err(|e| fail(e.to_string()))?;
     let modules = modules
         .into_iter()
-        .map(|module| PyWasmModule { module })
+        .map(|module| PyWasmModule {
+            module,
+            recipe: None,
+        })
         .collect();
     Ok((manager, modules))
 }

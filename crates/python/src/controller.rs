@@ -80,6 +80,22 @@ impl PyToolController {
         })
     }
 
+    /// Pickling: the default mode and the rules in force (those
+    /// `activate_tool` and `deactivate_tool` added among them).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        let spec = self.shared.get().to_spec();
+        let rules = pyo3::types::PyList::empty(py);
+        for rule in spec.rules {
+            let item = pyo3::types::PyDict::new(py);
+            item.set_item("mode", rule.mode)?;
+            item.set_item("pattern", rule.pattern)?;
+            rules.append(item)?;
+        }
+        let class = py.get_type::<PyToolController>().into_any();
+        let args = (spec.default_mode, rules).into_pyobject(py)?.into_any();
+        pyo3::types::PyTuple::new(py, [class, args])
+    }
+
     /// The mode for tools no rule matches: `"activate"` or `"deactivate"`.
     #[getter]
     fn default_mode(&self) -> String {

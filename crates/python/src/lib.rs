@@ -34,6 +34,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<manager::PyToolManager>()?;
     m.add_class::<session::PySession>()?;
     m.add_function(wrap_pyfunction!(module::load_module, m)?)?;
+    m.add_function(wrap_pyfunction!(module::_load_pickled_module, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

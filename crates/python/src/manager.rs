@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use indexmap::IndexMap;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyMapping, PyString};
+use pyo3::types::{PyList, PyMapping, PyString, PyTuple};
 use serde_json::Value;
 use toolhost::{RegisterError, SessionId, SharedController, ToolManager};
 
@@ -35,6 +35,10 @@ struct State {
     core: Arc<ToolManager>,
     entries: IndexMap<String, Entry>,
     controller: Option<Py<PyToolController>>,
+    /// The config file this manager was made from (its absolute path and
+    /// text), while no tool was registered or removed since: a pickle then
+    /// rebuilds it from that file.
+    config: Option<(String, String)>,
 }
 
 impl State {
@@ -56,6 +60,7 @@ impl State {
                 })
                 .collect(),
             controller: self.controller.as_ref().map(|c| c.clone_ref(py)),
+            config: self.config.clone(),
         }
     }
 }
@@ -99,6 +104,7 @@ impl PyToolManager {
             core: Arc::new(core),
             entries: IndexMap::new(),
             controller,
+            config: None,
         };
         add(py, &mut state, additions)?;
         Ok(Self {
@@ -112,6 +118,12 @@ impl PyToolManager {
     #[staticmethod]
     fn from_config(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
         let (core, modules) = from_config(py, &path)?;
+        // What a pickle rebuilds from; a config that cannot be read again
+        // (it just loaded) only makes this manager one that cannot pickle.
+        let config = std::path::absolute(&path).ok().and_then(|absolute| {
+            let text = std::fs::read_to_string(&absolute).ok()?;
+            Some((absolute.to_string_lossy().into_owned(), text))
+        });
         let mut entries = IndexMap::new();
         for module in modules {
             let names: Vec<String> = module.tools();
@@ -138,6 +150,7 @@ impl PyToolManager {
                 core: Arc::new(core),
                 entries,
                 controller: Some(controller),
+                config,
             }),
         })
     }
@@ -154,7 +167,9 @@ impl PyToolManager {
     ) -> PyResult<()> {
         let addition = addition_of(tool, name)?;
         let mut state = self.lock();
-        add(py, &mut state, vec![addition])
+        add(py, &mut state, vec![addition])?;
+        state.config = None;
+        Ok(())
     }
 
     /// Removes tool `name`; returns the object it was registered as (the
@@ -162,6 +177,7 @@ impl PyToolManager {
     fn unregister(&self, name: &str) -> Option<Py<PyAny>> {
         let mut state = self.lock();
         let entry = state.entries.shift_remove(name)?;
+        state.config = None;
         let mut core = next_core(&state);
         core.unregister(name);
         state.core = Arc::new(core);
@@ -210,6 +226,43 @@ impl PyToolManager {
             }
         }
         Ok(infos)
+    }
+
+    /// Pickling, so that a manager can be captured in a Ray task or actor:
+    /// a manager made by `from_config` (and not changed since) is rebuilt
+    /// from the same config file on the other side, which must be there
+    /// with the same text; any other is rebuilt from its tools (each
+    /// `WasmModule` from its component's bytes, each native tool by
+    /// pickle), in order, with its controller.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let pickling = py.import("toolhost._pickling")?;
+        let state = self.lock().copy(py);
+        let controller = state
+            .controller
+            .as_ref()
+            .map(|c| c.clone_ref(py).into_any());
+        let controller = controller.unwrap_or_else(|| py.None());
+        if let Some((path, text)) = &state.config {
+            let args = (path.clone(), text.clone(), controller);
+            return PyTuple::new(
+                py,
+                [
+                    pickling.getattr("manager_from_config")?,
+                    args.into_pyobject(py)?.into_any(),
+                ],
+            );
+        }
+        let entries = PyList::empty(py);
+        for (name, entry) in &state.entries {
+            entries.append((name.clone(), entry.object.clone_ref(py), entry.native))?;
+        }
+        PyTuple::new(
+            py,
+            [
+                pickling.getattr("manager_from_tools")?,
+                (entries, controller).into_pyobject(py)?.into_any(),
+            ],
+        )
     }
 
     /// The controller deciding which tools are active (shared, not

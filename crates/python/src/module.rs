@@ -1,13 +1,16 @@
 //! `toolhost.WasmModule` and `toolhost.load_module`: a sandboxed tool
 //! module, loaded with the config file's `limits` and `grants` keys.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Arc;
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyTuple};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolhost::config::ModuleEntry;
-use toolhost::{Arguments, Limits, Tool, WasmModule};
+use toolhost::{Arguments, Limits, ModuleSource, Tool, WasmModule};
 
 use crate::blocking::run_interruptibly;
 use crate::errors::load_error;
@@ -24,6 +27,69 @@ const BYTES_MODULE_NAME: &str = "module";
 #[pyclass(name = "WasmModule", module = "toolhost", frozen)]
 pub struct PyWasmModule {
     pub(crate) module: WasmModule,
+    /// How `load_module` loaded it, for pickling; `None` for a module of a
+    /// config, which pickles with its manager.
+    pub(crate) recipe: Option<Arc<Recipe>>,
+}
+
+/// Where a module's component came from: what pickling ships.
+enum Source {
+    /// The bytes it was loaded from, kept.
+    Bytes(Arc<[u8]>),
+    /// The file it was read from (an absolute path), and the hash of the
+    /// bytes read then: a pickle reads the file again and refuses one that
+    /// changed.
+    File { path: PathBuf, hash: blake3::Hash },
+}
+
+/// `load_module`'s arguments besides the source, as given, and the folder
+/// relative grant paths were taken from: with the component's bytes, what
+/// another process needs to load the same module.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Settings {
+    /// The name given (`None`: the file stem, or "module" for bytes); the
+    /// name it got, once loaded.
+    name: Option<String>,
+    limits: Value,
+    grants: Value,
+    warm: bool,
+    max_calls: Option<u64>,
+    sessions: bool,
+    base: PathBuf,
+}
+
+/// How a module was loaded (see [`PyWasmModule::recipe`]).
+pub(crate) struct Recipe {
+    source: Source,
+    settings: Settings,
+}
+
+impl Recipe {
+    /// The component's bytes: those kept, or the file read again (an error
+    /// if it changed since it was loaded).
+    fn bytes(&self) -> Result<Arc<[u8]>, String> {
+        match &self.source {
+            Source::Bytes(bytes) => Ok(bytes.clone()),
+            Source::File { path, hash } => {
+                let bytes = std::fs::read(path).map_err(|e| {
+                    format!(
+                        "cannot pickle module '{}': cannot read its component {} again: {e}",
+                        self.settings.name.as_deref().unwrap_or_default(),
+                        path.display()
+                    )
+                })?;
+                if blake3::hash(&bytes) != *hash {
+                    return Err(format!(
+                        "cannot pickle module '{}': its component {} changed since it was loaded; \
+                         load it again (toolhost.load_module) and pickle that",
+                        self.settings.name.as_deref().unwrap_or_default(),
+                        path.display()
+                    ));
+                }
+                Ok(bytes.into())
+            }
+        }
+    }
 }
 
 #[pymethods]
@@ -92,6 +158,28 @@ impl PyWasmModule {
         }
     }
 
+    /// Pickling: the component's bytes and `load_module`'s arguments; the
+    /// other process loads the module again (its compiled code from the
+    /// compile cache where it has one, never shipped).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let Some(recipe) = &self.recipe else {
+            return Err(PyTypeError::new_err(format!(
+                "module '{}' is from a config: pickle the ToolManager made by \
+                 ToolManager.from_config (it is rebuilt from the config), or load the module \
+                 with toolhost.load_module to pickle it alone",
+                self.module.name()
+            )));
+        };
+        let bytes = recipe.bytes().map_err(|e| load_error(py, e))?;
+        let settings = serde_json::to_string(&recipe.settings)
+            .map_err(|e| PyTypeError::new_err(format!("cannot pickle the module: {e}")))?;
+        let rebuild = py
+            .import("toolhost._native")?
+            .getattr("_load_pickled_module")?;
+        let args = (PyBytes::new(py, &bytes), settings);
+        PyTuple::new(py, [rebuild, args.into_pyobject(py)?.into_any()])
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "WasmModule(name={:?}, tools={:?})",
@@ -142,46 +230,116 @@ pub fn load_module(
     sessions: bool,
 ) -> PyResult<PyWasmModule> {
     let fail = |message: String| load_error(py, message);
-    let bytes = bytes_of(source)?;
-    let path = match &bytes {
-        Some(_) => None,
-        None => Some(path_of(source)?),
+    let given = |value: Option<&Bound<'_, PyAny>>, key: &str| match value.filter(|v| !v.is_none()) {
+        None => Ok(Value::Object(Default::default())),
+        Some(v) => to_json(v).map_err(|e| fail(format!("`{key}` must be a dict: {e}"))),
     };
-    let module_limits: toolhost::LimitOverrides = table(limits, "limits").map_err(fail)?;
-    module_limits
-        .check_module_level()
-        .map_err(|e| fail(format!("invalid `limits`: {e}")))?;
-    let entry = ModuleEntry {
-        limits: module_limits,
-        grants: table(grants, "grants").map_err(fail)?,
+    let (limits, grants) = (given(limits, "limits")?, given(grants, "grants")?);
+    let source = match bytes_of(source)? {
+        Some(bytes) => Given::Bytes(bytes),
+        None => Given::File(path_of(source)?),
+    };
+    let settings = Settings {
+        name,
+        limits,
+        grants,
         warm,
         max_calls,
         sessions,
-        ..ModuleEntry::default()
+        base: std::env::current_dir().unwrap_or_default(),
     };
     let runtime = default_runtime().map_err(fail)?;
-    let module = py.detach(|| match (&bytes, &path) {
-        (Some(bytes), _) => load_bytes(runtime, entry, name, bytes),
-        (None, Some(path)) => load_path(runtime, entry, name, path),
-        (None, None) => unreachable!("a source is bytes or a path"),
-    });
-    module.map(|module| PyWasmModule { module }).map_err(fail)
+    py.detach(|| load(runtime, source, settings))
+        .map(|(module, recipe)| PyWasmModule {
+            module,
+            recipe: Some(Arc::new(recipe)),
+        })
+        .map_err(fail)
+}
+
+/// Loads a module pickled by `WasmModule.__reduce__`: its component's bytes
+/// and `load_module`'s arguments. Raises `toolhost.LoadError` when it cannot.
+#[pyfunction]
+pub fn _load_pickled_module(
+    py: Python<'_>,
+    bytes: &[u8],
+    settings: &str,
+) -> PyResult<PyWasmModule> {
+    let fail = |message: String| load_error(py, message);
+    let settings: Settings = serde_json::from_str(settings)
+        .map_err(|e| fail(format!("not a pickled toolhost module: {e}")))?;
+    let runtime = default_runtime().map_err(fail)?;
+    let bytes = bytes.to_vec();
+    py.detach(|| load(runtime, Given::Bytes(bytes), settings))
+        .map(|(module, recipe)| PyWasmModule {
+            module,
+            recipe: Some(Arc::new(recipe)),
+        })
+        .map_err(fail)
+}
+
+/// A component as `load_module` was given it.
+enum Given {
+    Bytes(Vec<u8>),
+    File(PathBuf),
+}
+
+/// Loads the module `settings` describe from `source`; the module and how
+/// it was loaded.
+fn load(
+    runtime: &toolhost::Runtime,
+    source: Given,
+    mut settings: Settings,
+) -> Result<(WasmModule, Recipe), String> {
+    let module_limits: toolhost::LimitOverrides = table(&settings.limits, "limits")?;
+    module_limits
+        .check_module_level()
+        .map_err(|e| format!("invalid `limits`: {e}"))?;
+    let entry = ModuleEntry {
+        limits: module_limits,
+        grants: table(&settings.grants, "grants")?,
+        warm: settings.warm,
+        max_calls: settings.max_calls,
+        sessions: settings.sessions,
+        ..ModuleEntry::default()
+    };
+    let (bytes, source): (Arc<[u8]>, _) = match source {
+        Given::Bytes(bytes) => {
+            settings
+                .name
+                .get_or_insert_with(|| BYTES_MODULE_NAME.to_string());
+            let bytes: Arc<[u8]> = bytes.into();
+            (bytes.clone(), Source::Bytes(bytes))
+        }
+        Given::File(path) => {
+            let path = std::path::absolute(&path).unwrap_or(path);
+            let name = settings
+                .name
+                .get_or_insert_with(|| toolhost::names::module_name_for_file(&path));
+            let limits = entry.limits.apply(Limits::default());
+            let bytes: Arc<[u8]> = ModuleSource::File(path.clone())
+                .read(name, &limits)
+                .map_err(|e| e.to_string())?
+                .into_owned()
+                .into();
+            let hash = blake3::hash(&bytes);
+            (bytes, Source::File { path, hash })
+        }
+    };
+    let name = settings.name.clone().unwrap_or_default();
+    let module = entry
+        .load_bytes(runtime, &settings.base, Limits::default(), &name, &bytes)
+        .map_err(|e| e.to_string())?;
+    Ok((module, Recipe { source, settings }))
 }
 
 /// The `limits` or `grants` dict (`key` names it) as its config table;
 /// `None` is the empty table.
-fn table<T: serde::de::DeserializeOwned + Default>(
-    value: Option<&Bound<'_, PyAny>>,
-    key: &str,
-) -> Result<T, String> {
-    let Some(value) = value.filter(|v| !v.is_none()) else {
-        return Ok(T::default());
-    };
-    let json = to_json(value).map_err(|e| format!("`{key}` must be a dict: {e}"))?;
-    if !json.is_object() {
+fn table<T: serde::de::DeserializeOwned + Default>(value: &Value, key: &str) -> Result<T, String> {
+    if !value.is_object() {
         return Err(format!("`{key}` must be a dict of its config keys"));
     }
-    serde_json::from_value(json).map_err(|e| format!("invalid `{key}`: {e}"))
+    serde_json::from_value(value.clone()).map_err(|e| format!("invalid `{key}`: {e}"))
 }
 
 /// `source`'s bytes if it is bytes, a bytearray or a memoryview.
@@ -204,33 +362,6 @@ fn path_of(source: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
             type_name(source)
         ))
     })
-}
-
-fn load_path(
-    runtime: &toolhost::Runtime,
-    mut entry: ModuleEntry,
-    name: Option<String>,
-    path: &Path,
-) -> Result<WasmModule, String> {
-    entry.path = Some(path.to_path_buf());
-    entry.name = name;
-    let base = std::env::current_dir().unwrap_or_default();
-    entry
-        .load(runtime, &base, Limits::default())
-        .map_err(|e| e.to_string())
-}
-
-fn load_bytes(
-    runtime: &toolhost::Runtime,
-    entry: ModuleEntry,
-    name: Option<String>,
-    bytes: &[u8],
-) -> Result<WasmModule, String> {
-    let name = name.unwrap_or_else(|| BYTES_MODULE_NAME.to_string());
-    let base = std::env::current_dir().unwrap_or_default();
-    entry
-        .load_bytes(runtime, &base, Limits::default(), &name, bytes)
-        .map_err(|e| e.to_string())
 }
 
 /// The name of `object`'s type, for error messages.
