@@ -48,6 +48,13 @@ fn pytest_suite() {
     let out = Command::new(&python)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"])
         .arg(&tests)
+        // More pytest arguments, to run some tests or see more
+        // (`TOOLHOST_PYTEST_ARGS="-v -k pickling"`).
+        .args(
+            std::env::var("TOOLHOST_PYTEST_ARGS")
+                .unwrap_or_default()
+                .split_whitespace(),
+        )
         .current_dir(&tests)
         .env("PYTHONPATH", &packages)
         .env("TOOLHOST_TEST_ECHO", &echo)

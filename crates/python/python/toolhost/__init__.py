@@ -8,8 +8,17 @@ fresh sandbox, under fuel, time and memory limits, with no files, network or
 environment unless granted).
 """
 
+import os
 from abc import ABC, abstractmethod
 from typing import Any, Dict
+
+# Ray installs a crash handler for SIGSEGV and SIGILL when a driver or a
+# worker starts (absl's failure signal handler). In a process where toolhost
+# has already run a tool, that handler takes the signals wasmtime catches a
+# tool's traps with, and a trapping tool kills the process. Unless the user
+# says otherwise, Ray is asked not to install it (README: "Rollouts on a Ray
+# cluster").
+os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
 
 from ._errors import ConfigError, LoadError, ToolhostError
 from ._native import (
