@@ -3,7 +3,9 @@
 //! HTTP: the OpenAI Agents SDK (`MCPServerStdio`, `MCPServerStreamableHttp`,
 //! its strict-mode schema conversion on), LangChain (`langchain-mcp-adapters`
 //! tools in a `create_agent` LangGraph agent) and pydantic-ai (`MCPToolset`).
-//! The model is scripted (`crates/testkit/python/scripted_model.py`, an
+//! The config serves the examples in every language and a component
+//! written for no host in particular beside the bundled tools, so each
+//! framework validates many names and schemas. The model is scripted (`crates/testkit/python/scripted_model.py`, an
 //! OpenAI-compatible chat completions server on 127.0.0.1): three turns,
 //! one tool call, then two in parallel (one of them failing), then the
 //! answer. What the model was sent is asserted: the tools offered (the
@@ -19,13 +21,28 @@ use std::process::Command;
 use serde_json::{Value, json};
 use xtask::{McpClient, Repo, install_mcp_client, venv_bin};
 
-use crate::fixture::write_plan;
+use toolhost_testkit::guest;
+
+use crate::fixture::{example_components, write_plan};
 use crate::server::HttpServer;
 
-/// The config served: three bundled modules, the `text` module's tools
-/// deactivated by a rule.
-const CONFIG: &str = r#"[controller]
-rules = [{ mode = "deactivate", pattern = "text_*" }]
+/// The config served: the bundled modules, the examples in Python,
+/// JavaScript and C, and a component written for no host in particular
+/// (its schemas made from WIT types: records, variants, options, lists),
+/// so that each framework checks many names and schemas; the `text`
+/// module's tools deactivated by a rule.
+fn config(dir: &Path) -> String {
+    let [stats, url, hash] = example_components() else {
+        unreachable!("three examples")
+    };
+    std::fs::copy(guest("guest-plain"), dir.join("plain.wasm")).expect("copy");
+    format!(
+        r#"[limits]
+# Generous: the CPython component compiles slowly on a busy machine.
+compile_timeout_ms = 600000
+
+[controller]
+rules = [{{ mode = "deactivate", pattern = "text_*" }}]
 
 [[modules]]
 bundled = "calc"
@@ -35,10 +52,55 @@ bundled = "text"
 
 [[modules]]
 bundled = "json"
-"#;
 
-/// The tools the model must be offered, in the config's order.
-const OFFERED: [&str; 3] = ["calc_evaluate", "json_query", "json_format"];
+[[modules]]
+path = "{stats}"
+
+[[modules]]
+path = "{url}"
+
+[[modules]]
+path = "{hash}"
+
+[[modules]]
+name = "plain"
+path = "plain.wasm"
+grants = {{ config = {{ region = "eu" }} }}
+"#,
+        stats = stats.display(),
+        url = url.display(),
+        hash = hash.display(),
+    )
+}
+
+/// The active tools, as `toolhost list --json` gives them: what the model
+/// must be offered, in order.
+fn offered(dir: &Path) -> Vec<String> {
+    let out = toolhost(dir)
+        .args(["list", "--json"])
+        .output()
+        .expect("runs");
+    let rows: Value = serde_json::from_slice(&out.stdout).expect("list --json");
+    let names: Vec<String> = rows
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter(|r| r["active"] == true)
+        .map(|r| r["name"].as_str().expect("name").to_string())
+        .collect();
+    for name in [
+        "calc_evaluate",
+        "json_query",
+        "stats_mean",
+        "url_parse",
+        "hash_sha256",
+    ] {
+        assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+    }
+    assert!(names.iter().any(|n| n.starts_with("plain_")), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("text_")), "{names:?}");
+    names
+}
 
 /// What the scripted model answers last.
 const FINAL: &str = "2 * (3 + 4) is 14, 1/0 has no value, and the name is toolhost.";
@@ -62,7 +124,8 @@ fn turns() -> Value {
 /// A folder with the config.
 fn config_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("toolhost.toml"), CONFIG).expect("config written");
+    let text = config(dir.path());
+    std::fs::write(dir.path().join("toolhost.toml"), text).expect("config written");
     dir
 }
 
@@ -146,7 +209,7 @@ fn tool_answer(request: &Value, id: &str) -> String {
 
 /// What every framework's run must show; `strict` when the framework was
 /// asked for strict-mode schemas.
-fn check_record(framework: &str, record: &Value, strict: bool) {
+fn check_record(framework: &str, record: &Value, offered: &[String], strict: bool) {
     let requests = record["requests"].as_array().expect("requests");
     assert_eq!(
         requests.len(),
@@ -162,7 +225,7 @@ fn check_record(framework: &str, record: &Value, strict: bool) {
             .map(|t| t["function"]["name"].as_str().expect("a name"))
             .collect();
         assert_eq!(
-            names, OFFERED,
+            names, offered,
             "{framework}: request {i}: the deactivated text_* tools are not offered"
         );
         for tool in tools {
@@ -215,6 +278,7 @@ fn check_record(framework: &str, record: &Value, strict: bool) {
 /// Runs the agent of `framework` over stdio, then over HTTP, and checks both.
 fn stdio_and_http(framework: &str, strict: bool) {
     let dir = config_dir();
+    let offered = offered(dir.path());
     let command = [
         env!("CARGO_BIN_EXE_toolhost").to_string(),
         "--config".to_string(),
@@ -226,7 +290,7 @@ fn stdio_and_http(framework: &str, strict: bool) {
         json!({"transport": "stdio", "command": command}),
         dir.path(),
     );
-    check_record(framework, &record, strict);
+    check_record(framework, &record, &offered, strict);
 
     let token = "framework-token-7e2a";
     let token_file = dir.path().join("token");
@@ -240,7 +304,7 @@ fn stdio_and_http(framework: &str, strict: bool) {
         json!({"transport": "http", "url": server.url, "token": token}),
         dir.path(),
     );
-    check_record(framework, &record, strict);
+    check_record(framework, &record, &offered, strict);
 }
 
 #[test]
