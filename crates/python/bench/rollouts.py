@@ -33,6 +33,9 @@ import toolhost
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "target" / "example-tools"
+# The bundled modules as files (what `cargo build` builds them into): a
+# package built on its own has them only with the `bundled` feature.
+BUNDLED = REPO / "target" / "guests" / "wasm32-wasip2" / "guest"
 TURNS = 4
 
 
@@ -40,13 +43,13 @@ def config_text() -> str:
     """The example tools (example-tools/toolhost.toml's modules and pool),
     from their built files."""
     text = "[pool]\nkeep_resident_kib = 8192\n\n"
-    for name in ["calc", "text", "json"]:
-        text += f'[[modules]]\nbundled = "{name}"\n\n'
-    modules = [("stats", ""), ("url", ""), ("hash", ""), ("python-exec", "sessions = true\ngrants = { scratch = true }\n")]
-    for name, extra in modules:
-        path = EXAMPLES / f"{name}.wasm"
+    modules = [(BUNDLED, "calc", ""), (BUNDLED, "text", ""), (BUNDLED, "json", ""),
+               (EXAMPLES, "stats", ""), (EXAMPLES, "url", ""), (EXAMPLES, "hash", ""),
+               (EXAMPLES, "python-exec", "sessions = true\ngrants = { scratch = true }\n")]
+    for folder, name, extra in modules:
+        path = folder / f"{name}.wasm"
         if not path.is_file():
-            sys.exit(f"{path} is missing: build the examples first (cargo xtask build-examples)")
+            sys.exit(f"{path} is missing: build the examples first (cargo build; cargo xtask build-examples)")
         text += f'[[modules]]\nname = "{name}"\npath = "{path}"\n{extra}\n'
     return text
 

@@ -45,8 +45,10 @@ class ToolActor:
     def __init__(self, manager: toolhost.ToolManager) -> None:
         self.manager = manager
 
-    async def call_message(self, message: dict) -> list:
-        return await self.manager.acall_message(message)
+    async def call_message(self, message: dict) -> tuple:
+        """The tool messages, and this process's id (which changes when
+        Ray starts the actor again)."""
+        return os.getpid(), await self.manager.acall_message(message)
 
     def pid(self) -> int:
         return os.getpid()
@@ -108,6 +110,7 @@ def test_a_pool_of_two_actors_survives_one_killed(cluster, tmp_path, calc_path, 
     actors = [ToolActor.remote(manager) for _ in range(2)]
     first_pids = ray.get([a.pid.remote() for a in actors], timeout=180)
     answered = []  # (rollout, turn, call index, tool, content)
+    served_by = set()  # (actor, pid) pairs that answered turns
     done = {"calls": 0}
     killed = asyncio.Event()
 
@@ -116,7 +119,8 @@ def test_a_pool_of_two_actors_survives_one_killed(cluster, tmp_path, calc_path, 
         for turn in range(TURNS):
             calls = turn_calls(r, turn)
             message = {"role": "assistant", "content": None, "tool_calls": calls}
-            replies = await actor.call_message.remote(message)
+            pid, replies = await actor.call_message.remote(message)
+            served_by.add((r % 2, pid))
             assert [m["tool_call_id"] for m in replies] == [c["id"] for c in calls], "in order"
             for i, (call, reply) in enumerate(zip(calls, replies)):
                 answered.append((r, turn, i, call["function"]["name"], reply["content"]))
@@ -140,6 +144,7 @@ def test_a_pool_of_two_actors_survives_one_killed(cluster, tmp_path, calc_path, 
     pids = ray.get([a.pid.remote() for a in actors], timeout=180)
     assert pids[0] != first_pids[0], "Ray started the killed actor again"
     assert pids[1] == first_pids[1], "the other actor went on"
+    assert {(0, first_pids[0]), (0, pids[0])} <= served_by, "actor 0 answered before and after its restart"
 
 
 def test_a_trapping_tool_in_a_ray_driver_is_an_error_text(cluster, hostile_path):
