@@ -99,6 +99,27 @@ def calc(calc_path: Path) -> toolhost.WasmModule:
     return toolhost.load_module(calc_path, name="calc")
 
 
+@pytest.fixture
+def calc_and_hostile_config(tmp_path: Path, calc_path: Path, hostile_path: Path) -> Path:
+    """A config file: calc, and the hostile module as `h` with small limits
+    (its tools fail fast), `h_env` deactivated by a rule."""
+    path = tmp_path / "toolhost.toml"
+    path.write_text(f"""
+[controller]
+rules = [{{ mode = "deactivate", pattern = "h_env" }}]
+
+[[modules]]
+name = "calc"
+path = "{calc_path}"
+
+[[modules]]
+name = "h"
+path = "{hostile_path}"
+limits = {{ memory_mib = 16, fuel = 50000000 }}
+""")
+    return path
+
+
 def call(name: str, arguments=None, id: str = "call_1") -> dict:
     """An OpenAI tool call."""
     if arguments is not None and not isinstance(arguments, str):

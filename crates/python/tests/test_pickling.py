@@ -93,25 +93,8 @@ def test_a_manager_is_rebuilt_from_its_tools(calc_path, hostile_path):
     assert "upper" in [i["function"]["name"] for i in manager.tool_infos()]
 
 
-def config_text(calc_path, hostile_path):
-    return f"""
-[controller]
-rules = [{{ mode = "deactivate", pattern = "h_spin" }}]
-
-[[modules]]
-name = "calc"
-path = "{calc_path}"
-
-[[modules]]
-name = "h"
-path = "{hostile_path}"
-limits = {{ memory_mib = 16, fuel = 50000000 }}
-"""
-
-
-def test_a_manager_from_a_config_is_rebuilt_from_the_config(calc_path, hostile_path, tmp_path):
-    config = tmp_path / "toolhost.toml"
-    config.write_text(config_text(calc_path, hostile_path))
+def test_a_manager_from_a_config_is_rebuilt_from_the_config(calc_and_hostile_config):
+    config = calc_and_hostile_config
     manager = toolhost.ToolManager.from_config(config)
     manager.tool_controller.deactivate_tool("h_sleep")
     data = pickle.dumps(manager)

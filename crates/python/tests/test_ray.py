@@ -54,25 +54,6 @@ class ToolActor:
         return os.getpid()
 
 
-def config(tmp_path, calc_path, hostile_path):
-    path = tmp_path / "toolhost.toml"
-    path.write_text(f"""
-[controller]
-rules = [{{ mode = "deactivate", pattern = "h_env" }}]
-
-[[modules]]
-name = "calc"
-path = "{calc_path}"
-
-# Small limits: the hostile tools fail fast.
-[[modules]]
-name = "h"
-path = "{hostile_path}"
-limits = {{ memory_mib = 16, fuel = 50000000 }}
-""")
-    return path
-
-
 def turn_calls(rollout: int, turn: int) -> list:
     """The model's tool calls of one turn: arithmetic whose answer the test
     knows, and every few turns a sandbox fault or a deactivated tool."""
@@ -105,8 +86,8 @@ def expected(rollout: int, turn: int, index: int, name: str, content: str) -> No
         assert content == f"Error: tool 'calc_evaluate' failed: division by zero at position {len(str(rollout)) + 2}", content
 
 
-def test_a_pool_of_two_actors_survives_one_killed(cluster, tmp_path, calc_path, hostile_path):
-    manager = toolhost.ToolManager.from_config(config(tmp_path, calc_path, hostile_path))
+def test_a_pool_of_two_actors_survives_one_killed(cluster, calc_and_hostile_config):
+    manager = toolhost.ToolManager.from_config(calc_and_hostile_config)
     actors = [ToolActor.remote(manager) for _ in range(2)]
     first_pids = ray.get([a.pid.remote() for a in actors], timeout=180)
     answered = []  # (rollout, turn, call index, tool, content)

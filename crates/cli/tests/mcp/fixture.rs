@@ -32,6 +32,22 @@ pub fn example_components() -> &'static [PathBuf] {
     })
 }
 
+/// The `[[modules]]` entries of the bundled modules (`calc`, `text`,
+/// `json`) and of the Python, JavaScript and C examples, in that order.
+pub fn example_modules() -> String {
+    let [stats, url, hash] = example_components() else {
+        unreachable!("three examples")
+    };
+    let mut text = String::new();
+    for bundled in ["calc", "text", "json"] {
+        text.push_str(&format!("[[modules]]\nbundled = \"{bundled}\"\n\n"));
+    }
+    for path in [stats, url, hash] {
+        text.push_str(&format!("[[modules]]\npath = \"{}\"\n\n", path.display()));
+    }
+    text
+}
+
 impl Fixture {
     /// The full config: examples, hostile modules, a broken one.
     pub fn new() -> Fixture {
@@ -56,9 +72,6 @@ impl Fixture {
 
     /// The config text, with `extra` appended.
     pub fn config(&self, extra: &str) -> String {
-        let [stats, url, hash] = example_components() else {
-            unreachable!("three examples")
-        };
         format!(
             r#"[limits]
 fuel = 2000000000
@@ -68,24 +81,7 @@ compile_timeout_ms = 600000
 [controller]
 rules = [{{ mode = "deactivate", pattern = "h_env" }}]
 
-[[modules]]
-bundled = "calc"
-
-[[modules]]
-bundled = "text"
-
-[[modules]]
-bundled = "json"
-
-[[modules]]
-path = "{stats}"
-
-[[modules]]
-path = "{url}"
-
-[[modules]]
-path = "{hash}"
-
+{examples}
 # Small limits: the hostile tools fail fast.
 [[modules]]
 name = "h"
@@ -114,9 +110,7 @@ grants = {{ config = {{ region = "eu" }} }}
 name = "broken"
 path = "broken.wasm"
 {extra}"#,
-            stats = stats.display(),
-            url = url.display(),
-            hash = hash.display(),
+            examples = example_modules(),
         )
     }
 

@@ -23,7 +23,7 @@ use xtask::{McpClient, Repo, install_mcp_client, venv_bin};
 
 use toolhost_testkit::guest;
 
-use crate::fixture::{example_components, write_plan};
+use crate::fixture::{example_modules, write_plan};
 use crate::server::HttpServer;
 
 /// The config served: the bundled modules, the examples in Python,
@@ -32,9 +32,6 @@ use crate::server::HttpServer;
 /// so that each framework checks many names and schemas; the `text`
 /// module's tools deactivated by a rule.
 fn config(dir: &Path) -> String {
-    let [stats, url, hash] = example_components() else {
-        unreachable!("three examples")
-    };
     std::fs::copy(guest("guest-plain"), dir.join("plain.wasm")).expect("copy");
     format!(
         r#"[limits]
@@ -44,32 +41,13 @@ compile_timeout_ms = 600000
 [controller]
 rules = [{{ mode = "deactivate", pattern = "text_*" }}]
 
-[[modules]]
-bundled = "calc"
-
-[[modules]]
-bundled = "text"
-
-[[modules]]
-bundled = "json"
-
-[[modules]]
-path = "{stats}"
-
-[[modules]]
-path = "{url}"
-
-[[modules]]
-path = "{hash}"
-
+{examples}
 [[modules]]
 name = "plain"
 path = "plain.wasm"
 grants = {{ config = {{ region = "eu" }} }}
 "#,
-        stats = stats.display(),
-        url = url.display(),
-        hash = hash.display(),
+        examples = example_modules(),
     )
 }
 
