@@ -46,6 +46,11 @@ impl LoadedModule {
     pub fn reused(&self) -> bool {
         self.reused
     }
+
+    /// The BLAKE3 hash of the component bytes the module was loaded from.
+    pub fn component_hash(&self) -> [u8; 32] {
+        self.key.component
+    }
 }
 
 /// What a loaded module depends on: its name, its limits and the

@@ -9,7 +9,7 @@ use toolhost::config::LoadedConfig;
 use toolhost::{ArtifactCache, Runtime, ToolManager};
 
 use crate::errors::config_error;
-use crate::module::PyWasmModule;
+use crate::module::{PyWasmModule, recipe_for_loaded};
 
 /// The manager the config at `path` describes, and its modules.
 pub fn from_config(py: Python<'_>, path: &Path) -> PyResult<(ToolManager, Vec<PyWasmModule>)> {
@@ -18,16 +18,21 @@ pub fn from_config(py: Python<'_>, path: &Path) -> PyResult<(ToolManager, Vec<Py
     let runtime = runtime_for(&loaded).map_err(fail)?;
     let (manager, modules) = py
         .detach(|| {
-            let modules = loaded.load_modules(&runtime)?;
-            let manager = loaded.manager_for(modules.clone())?;
-            Ok::<_, toolhost::config::ConfigError>((manager, modules))
+            let report = loaded.load_report(&runtime, &[]);
+            if let Some(failure) = report.failures.into_iter().next() {
+                return Err(failure);
+            }
+            let modules: Vec<_> = report.modules.iter().map(|m| m.module.clone()).collect();
+            let manager = loaded.manager_for(modules)?;
+            Ok::<_, toolhost::config::ConfigError>((manager, report.modules))
         })
         .map_err(|e| fail(e.to_string()))?;
+    let (base, defaults) = (loaded.base_dir(), loaded.config.limits);
     let modules = modules
-        .into_iter()
-        .map(|module| PyWasmModule {
-            module,
-            recipe: None,
+        .iter()
+        .map(|loaded| PyWasmModule {
+            module: loaded.module.clone(),
+            recipe: recipe_for_loaded(loaded, base, defaults),
         })
         .collect();
     Ok((manager, modules))

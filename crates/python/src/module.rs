@@ -27,8 +27,8 @@ const BYTES_MODULE_NAME: &str = "module";
 #[pyclass(name = "WasmModule", module = "toolhost", frozen)]
 pub struct PyWasmModule {
     pub(crate) module: WasmModule,
-    /// How `load_module` loaded it, for pickling; `None` for a module of a
-    /// config, which pickles with its manager.
+    /// How it was loaded, for pickling; `None` for a module from an OCI
+    /// registry, which pickles only with its manager's config.
     pub(crate) recipe: Option<Arc<Recipe>>,
 }
 
@@ -36,6 +36,8 @@ pub struct PyWasmModule {
 enum Source {
     /// The bytes it was loaded from, kept.
     Bytes(Arc<[u8]>),
+    /// A bundled module's bytes.
+    Bundled(&'static [u8]),
     /// The file it was read from (an absolute path), and the hash of the
     /// bytes read then: a pickle reads the file again and refuses one that
     /// changed.
@@ -56,6 +58,10 @@ struct Settings {
     max_calls: Option<u64>,
     sessions: bool,
     base: PathBuf,
+    /// The limits the module's `limits` apply over: its config's `[limits]`
+    /// (`None`: the defaults, as for `load_module`).
+    #[serde(default)]
+    defaults: Option<Limits>,
 }
 
 /// How a module was loaded (see [`PyWasmModule::recipe`]).
@@ -70,6 +76,7 @@ impl Recipe {
     fn bytes(&self) -> Result<Arc<[u8]>, String> {
         match &self.source {
             Source::Bytes(bytes) => Ok(bytes.clone()),
+            Source::Bundled(bytes) => Ok(Arc::from(*bytes)),
             Source::File { path, hash } => {
                 let bytes = std::fs::read(path).map_err(|e| {
                     format!(
@@ -164,9 +171,10 @@ impl PyWasmModule {
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let Some(recipe) = &self.recipe else {
             return Err(PyTypeError::new_err(format!(
-                "module '{}' is from a config: pickle the ToolManager made by \
-                 ToolManager.from_config (it is rebuilt from the config), or load the module \
-                 with toolhost.load_module to pickle it alone",
+                "module '{}' is from an OCI registry and cannot be pickled on its own: pickle \
+                 the ToolManager made by ToolManager.from_config before registering or removing \
+                 tools (it is made again from the config, which pins the module's digest), or \
+                 load the component's bytes with toolhost.load_module",
                 self.module.name()
             )));
         };
@@ -247,6 +255,7 @@ pub fn load_module(
         max_calls,
         sessions,
         base: std::env::current_dir().unwrap_or_default(),
+        defaults: None,
     };
     let runtime = default_runtime().map_err(fail)?;
     py.detach(|| load(runtime, source, settings))
@@ -276,6 +285,44 @@ pub fn _load_pickled_module(
             recipe: Some(Arc::new(recipe)),
         })
         .map_err(fail)
+}
+
+/// How a config's module was loaded, so that it pickles as if `load_module`
+/// had loaded it (its entry's limits over the config's `[limits]`, its
+/// grants with relative paths from the config's folder): its file, with the
+/// hash of the bytes loaded, or its bundled bytes. `None` for a module from
+/// an OCI registry.
+pub(crate) fn recipe_for_loaded(
+    loaded: &toolhost::config::LoadedModule,
+    base: &std::path::Path,
+    defaults: Limits,
+) -> Option<Arc<Recipe>> {
+    let entry = &loaded.entry;
+    let name = loaded.module.name();
+    let source = match entry.origin(base).ok()? {
+        toolhost::config::Origin::Local(ModuleSource::File(path)) => Source::File {
+            path: std::path::absolute(&path).unwrap_or(path),
+            hash: blake3::Hash::from_bytes(loaded.component_hash()),
+        },
+        toolhost::config::Origin::Local(source) => {
+            match source.read(name, &entry.limits.apply(defaults)).ok()? {
+                std::borrow::Cow::Borrowed(bytes) => Source::Bundled(bytes),
+                std::borrow::Cow::Owned(bytes) => Source::Bytes(bytes.into()),
+            }
+        }
+        toolhost::config::Origin::Oci(_) => return None,
+    };
+    let settings = Settings {
+        name: Some(name.to_string()),
+        limits: serde_json::to_value(entry.limits).ok()?,
+        grants: serde_json::to_value(&entry.grants).ok()?,
+        warm: entry.warm,
+        max_calls: entry.max_calls,
+        sessions: entry.sessions,
+        base: base.to_path_buf(),
+        defaults: Some(defaults),
+    };
+    Some(Arc::new(Recipe { source, settings }))
 }
 
 /// A component as `load_module` was given it.
@@ -316,7 +363,7 @@ fn load(
             let name = settings
                 .name
                 .get_or_insert_with(|| toolhost::names::module_name_for_file(&path));
-            let limits = entry.limits.apply(Limits::default());
+            let limits = entry.limits.apply(settings.defaults.unwrap_or_default());
             let bytes: Arc<[u8]> = ModuleSource::File(path.clone())
                 .read(name, &limits)
                 .map_err(|e| e.to_string())?
@@ -327,8 +374,9 @@ fn load(
         }
     };
     let name = settings.name.clone().unwrap_or_default();
+    let defaults = settings.defaults.unwrap_or_default();
     let module = entry
-        .load_bytes(runtime, &settings.base, Limits::default(), &name, &bytes)
+        .load_bytes(runtime, &settings.base, defaults, &name, &bytes)
         .map_err(|e| e.to_string())?;
     Ok((module, Recipe { source, settings }))
 }

@@ -104,8 +104,17 @@ def test_a_manager_from_a_config_is_rebuilt_from_the_config(calc_and_hostile_con
     assert again.tool_infos() == manager.tool_infos()
     assert "h_sleep" not in [i["function"]["name"] for i in again.tool_infos()]
     assert again(call("h_membomb", "{}")) == manager(call("h_membomb", "{}"))
-    with pytest.raises(TypeError, match="pickle the ToolManager made by ToolManager.from_config"):
-        pickle.dumps(manager.unregister("calc_evaluate"))
+    # A module of the config pickles on its own too, with the limits the
+    # config gave it ([limits] and its own), and so does the manager once
+    # changed (from its tools, no longer from the config).
+    hostile = manager.unregister("h_membomb")
+    alone = pickle.loads(pickle.dumps(hostile))
+    assert (alone.name, alone.tools, alone.limits) == (hostile.name, hostile.tools, hostile.limits)
+    assert dict(alone.limits)["fuel"] == 50_000_000
+    assert alone("h_membomb") == hostile("h_membomb")
+    changed = pickle.loads(pickle.dumps(manager))
+    assert changed.names() == manager.names() and "h_membomb" not in changed.names()
+    assert changed(call("calc_evaluate", '{"expression": "6*7"}')) == "42"
     config.write_text(config.read_text() + "\n# edited\n")
     with pytest.raises(toolhost.ConfigError, match="is not the one it was made from"):
         pickle.loads(data)

@@ -79,7 +79,11 @@ def expected(rollout: int, turn: int, index: int, name: str, content: str) -> No
     elif name == "h_membomb":
         assert content.startswith("Error: tool 'h_membomb' ") and "memory" in content, content
     elif name == "h_spin":
-        assert content.startswith("Error: tool 'h_spin' ran out of fuel"), content
+        # Fuel ends a spin; on a machine this busy (2 cores, 2 actors, each
+        # with up to 125 rollouts' calls at once), its 10 s time limit can
+        # come first: either is the sandbox's answer.
+        assert content.startswith(("Error: tool 'h_spin' ran out of fuel",
+                                   "Error: tool 'h_spin' exceeded its time limit")), content
     elif name == "h_env":
         assert content.startswith("Error: ") and "h_env" in content, content
     else:
