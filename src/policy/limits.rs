@@ -166,6 +166,11 @@ limits! {
     max_open_files = 256, max 100_000, Call, "files and sockets open at once";
     /// Bytes a call may write into its granted directories.
     max_write_bytes = 64 * MIB, max 1 << 40, Call, "bytes written to granted directories";
+    /// Files, directories and links a call may create in its granted
+    /// directories; a session's scratch directory counts what it already
+    /// holds. Each entry costs the host at most about 4 KiB beyond the
+    /// bytes written (an inode, a directory's block, its name).
+    max_created_entries = 10_000, max 10_000_000, Call, "files, directories and links created";
     /// HTTP requests (`wasi:http`) a call may make.
     max_http_requests = 64, max 100_000, Call, "HTTP requests per call";
     /// HTTP requests a call may have in flight at once.

@@ -1,12 +1,14 @@
-//! [`CallBudget`]: what one call may still open and write, shared by its
-//! WASI functions and the streams they hand out.
+//! [`CallBudget`]: what one call may still open, write and create, shared
+//! by its WASI functions and the streams they hand out.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
+use super::dir_tree::Usage;
 use crate::policy::{Limits, to_usize};
 
-/// The open files and written bytes of one call, against its limits.
+/// The open files, written bytes and created entries of one call, against
+/// its limits.
 #[derive(Debug)]
 pub(crate) struct CallBudget {
     module: Arc<str>,
@@ -14,8 +16,11 @@ pub(crate) struct CallBudget {
     max_open_files: usize,
     written: AtomicU64,
     max_write_bytes: u64,
+    created: AtomicU64,
+    max_created_entries: u64,
     warned_files: AtomicBool,
     warned_writes: AtomicBool,
+    warned_entries: AtomicBool,
 }
 
 /// One open file (or listing, or socket) of a call: its place in the
@@ -39,8 +44,11 @@ impl CallBudget {
             max_open_files: to_usize(limits.max_open_files),
             written: AtomicU64::new(0),
             max_write_bytes: limits.max_write_bytes,
+            created: AtomicU64::new(0),
+            max_created_entries: limits.max_created_entries,
             warned_files: AtomicBool::new(false),
             warned_writes: AtomicBool::new(false),
+            warned_entries: AtomicBool::new(false),
         })
     }
 
@@ -80,14 +88,45 @@ impl CallBudget {
         true
     }
 
+    /// Takes one entry (a file, directory or link the call creates); `false`
+    /// (logged once) past `max_created_entries`, and then nothing is taken
+    /// (the guest is refused with `insufficient-space`, as on a disk out of
+    /// inodes).
+    pub(crate) fn create(&self) -> bool {
+        let taken = self
+            .created
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < self.max_created_entries).then_some(n + 1)
+            });
+        if taken.is_err() {
+            self.warn_once(
+                &self.warned_entries,
+                "max_created_entries",
+                self.max_created_entries,
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Gives back an entry taken by [`CallBudget::create`] for a creation
+    /// that failed.
+    pub(crate) fn uncreate(&self) {
+        let _ = self
+            .created
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
     /// Starts the budget of a new call in the same store (a reused
-    /// instance): its writes count from `kept`, the bytes earlier calls
-    /// left in its scratch directory (0 when it has none, or it was
-    /// emptied); the files still open stay counted.
-    pub(crate) fn next_call(&self, kept: u64) {
-        self.written.store(kept, Ordering::Relaxed);
+    /// instance): its writes and entries count from `kept`, what earlier
+    /// calls left in its scratch directory (nothing when it has none, or it
+    /// was emptied); the files still open stay counted.
+    pub(crate) fn next_call(&self, kept: Usage) {
+        self.written.store(kept.bytes, Ordering::Relaxed);
+        self.created.store(kept.entries, Ordering::Relaxed);
         self.warned_files.store(false, Ordering::Relaxed);
         self.warned_writes.store(false, Ordering::Relaxed);
+        self.warned_entries.store(false, Ordering::Relaxed);
     }
 
     /// How many more bytes the call may write.
@@ -115,6 +154,7 @@ mod tests {
         let limits = Limits {
             max_open_files: 2,
             max_write_bytes: 10,
+            max_created_entries: 2,
             ..Limits::default()
         };
         let budget = CallBudget::new("m".into(), &limits, 1);
@@ -126,5 +166,15 @@ mod tests {
         assert!(!budget.write(5));
         assert!(budget.write(4));
         assert!(!budget.write(1));
+        assert!(budget.create() && budget.create());
+        assert!(!budget.create());
+        budget.uncreate();
+        assert!(budget.create());
+        budget.next_call(Usage {
+            bytes: 9,
+            entries: 1,
+        });
+        assert!(budget.write(1) && !budget.write(1));
+        assert!(budget.create() && !budget.create());
     }
 }

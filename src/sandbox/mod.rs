@@ -13,6 +13,7 @@ mod call;
 mod capture;
 mod config_store;
 mod deadline;
+mod dir_tree;
 mod fault;
 mod guest_stderr;
 mod http;

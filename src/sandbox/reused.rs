@@ -14,6 +14,7 @@ use wasmtime::component::{Instance, InstancePre};
 use super::call::{CallReport, Exports, Request, Seen, Target, report, run_on};
 use super::capture::Capture;
 use super::deadline::Deadline;
+use super::dir_tree::Usage;
 use super::fault::{Fault, classify};
 use super::overflow::pool_was_full;
 use super::ready::Disposal;
@@ -44,7 +45,8 @@ pub(super) enum ScratchBetweenCalls {
     /// Nothing: it is emptied (a warm module's calls are unrelated).
     Emptied,
     /// What the previous calls left (a session's), counted against the
-    /// call's `max_write_bytes`, so that it never holds more than that.
+    /// call's `max_write_bytes` and `max_created_entries`, so that it never
+    /// holds more than those.
     Kept,
 }
 
@@ -170,12 +172,14 @@ impl ReusedInstance {
         self.stderr.clear();
         let state = self.store.data();
         let kept = match (&state.scratch, scratch) {
-            (None, _) => 0,
+            (None, _) => Usage::default(),
             (Some(dir), ScratchBetweenCalls::Emptied) => {
                 dir.clear()?;
-                0
+                Usage::default()
             }
-            (Some(dir), ScratchBetweenCalls::Kept) => dir.used_bytes(),
+            // Counted no further than the call may create: past that, it is
+            // full.
+            (Some(dir), ScratchBetweenCalls::Kept) => dir.usage(limits.max_created_entries),
         };
         state.budget.next_call(kept);
         Ok(())

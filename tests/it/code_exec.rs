@@ -608,3 +608,191 @@ fn the_example_config_serves_the_interpreters() {
     assert_eq!(session.call(&js_call("var w = 20; w")), "20\n");
     assert_eq!(session.call(&js_call("w + 1")), "21\n");
 }
+
+/// `python-exec` with a scratch directory and sessions, with the time,
+/// fuel and entries to build a directory chain 30,000 deep.
+fn python_for_deep_trees() -> ToolManager {
+    static LOADED: OnceLock<WasmModule> = OnceLock::new();
+    let module = LOADED.get_or_init(|| {
+        let limits = Limits {
+            fuel: 40_000_000_000,
+            timeout_ms: 120_000,
+            max_created_entries: 100_000,
+            ..limits()
+        };
+        WasmModule::from_file(runtime(), &built(Example::PYTHON_EXEC), None, limits).expect("loads")
+    });
+    let grants = Grants {
+        scratch: true,
+        ..Grants::default()
+    };
+    let access: Access = grants.resolve(std::path::Path::new(".")).expect("grants");
+    manager_of(module.clone().with_access(access).with_sessions(1000))
+}
+
+/// A program that leaves `marker` in its scratch directory beside a chain
+/// of directories 30,000 deep, built as a hostile program builds it (each
+/// new directory takes the chain so far under it, so no path grows long).
+fn deep_tree(marker: &str) -> String {
+    format!(
+        "import os\nopen('{marker}', 'w').write('m')\nos.mkdir('d0')\nfor i in range(1, 30000):\n    os.mkdir(f'd{{i}}')\n    os.rename(f'd{{i-1}}', f'd{{i}}/x')\nprint('built')"
+    )
+}
+
+/// Waits (a bounded while) until no scratch directory on the host holds
+/// `marker`; whether none does.
+fn scratch_removed(marker: &str) -> bool {
+    let left = || {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("toolhost-scratch-")
+            })
+            .any(|e| e.path().join(marker).exists())
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while left() && std::time::Instant::now() < deadline {
+        thread::sleep(std::time::Duration::from_millis(50));
+    }
+    !left()
+}
+
+/// A scratch directory holding a chain of directories 30,000 deep (which a
+/// removal recursing on the host thread's stack does not survive: the
+/// process aborted) is removed when its call's store is dropped, and when
+/// its session ends; the host answers the next call.
+#[test]
+fn a_scratch_tree_of_any_depth_is_removed_and_the_host_answers_on() {
+    let m = python_for_deep_trees();
+    let marker = format!("fresh-{}", toolhost::SessionId::new());
+    assert_eq!(
+        run_python(&m, &deep_tree(&marker)).lines().next(),
+        Some("built")
+    );
+    assert!(
+        scratch_removed(&marker),
+        "the fresh call's directory is removed"
+    );
+    assert_eq!(run_python(&m, "print(1 + 1)"), "2\n");
+
+    let session = m.session();
+    let marker = format!("session-{}", toolhost::SessionId::new());
+    let built = session.call(&py_call(json!({"code": deep_tree(&marker)})));
+    assert_eq!(built.lines().next(), Some("built"), "{built}");
+    assert_eq!(
+        session.call(&py_call(json!({"code": "import os\nlen(os.listdir('.'))"}))),
+        "2\n",
+        "the session keeps its tree"
+    );
+    session.end();
+    assert!(
+        scratch_removed(&marker),
+        "the ended session's directory is removed"
+    );
+    assert_eq!(run_python(&m, "print(1 + 1)"), "2\n");
+}
+
+/// The host's bytes under `dir` (blocks in use, as `du` counts them) and its
+/// entries, for a tree shallow enough to walk by path.
+fn host_usage(dir: &std::path::Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let (mut bytes, mut entries) = (0, 0);
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let meta = entry.path().symlink_metadata().unwrap();
+            bytes += meta.blocks() * 512;
+            entries += 1;
+            if meta.is_dir() {
+                pending.push(entry.path());
+            }
+        }
+    }
+    (bytes, entries)
+}
+
+/// The scratch directory on the host that holds `marker`.
+fn scratch_holding(marker: &str) -> PathBuf {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("toolhost-scratch-"))
+                && p.join(marker).exists()
+        })
+        .expect("the session's scratch directory")
+}
+
+/// Directories and files count against `max_created_entries` (the default,
+/// 10,000): a program that makes them until refused gets an OS error
+/// (`No space left on device`) at the bound, and the host holds no more
+/// than `max_write_bytes` plus about 4 KiB an entry.
+#[test]
+fn created_entries_are_bounded_and_refused_like_a_full_disk() {
+    let m = python(true);
+    let session = m.session();
+    let marker = format!("entries-{}", toolhost::SessionId::new());
+    let code = format!(
+        "import os\nopen('{marker}', 'w').close()\nn = 0\ntry:\n    while True:\n        os.mkdir(f'd{{n}}') if n % 2 else open(f'f{{n}}', 'w').close()\n        n += 1\nexcept OSError as e:\n    print(n, e.strerror)"
+    );
+    let answer = session.call(&py_call(json!({"code": code})));
+    assert_eq!(
+        answer.lines().next(),
+        Some("9999 No space left on device"),
+        "{answer}"
+    );
+    let (bytes, entries) = host_usage(&scratch_holding(&marker));
+    assert_eq!(entries, 10_000);
+    let bound = limits().max_write_bytes + entries * (4096 + 264);
+    assert!(bytes <= bound, "{bytes} bytes on the host, over {bound}");
+    let next = session.call(&py_call(json!({"code": "import os\nos.mkdir('more')"})));
+    assert!(
+        next.contains("No space left on device"),
+        "the session is full: {next}"
+    );
+    let clean = "import os\nos.remove('f0')\nos.rmdir('d1')";
+    assert_eq!(
+        session.call(&py_call(json!({"code": clean}))),
+        "(no output)"
+    );
+    assert_eq!(
+        session.call(&py_call(
+            json!({"code": "import os\nos.mkdir('room')\nprint('ok')"})
+        )),
+        "ok\n",
+        "removing entries makes room for the next call"
+    );
+}
+
+/// What a session keeps counts against its calls' `max_write_bytes` however
+/// deep it is buried: a file buried 2,200 directories down (deeper than a
+/// host path can reach) still fills the quota; a hole left by writing past
+/// a file's end counts as written.
+#[test]
+fn a_sessions_scratch_quota_sees_files_buried_at_any_depth_and_holes() {
+    let m = python(true);
+    let session = m.session();
+    let bury = "import os\nopen('f', 'wb').write(b'x' * 900 * 1024)\nos.mkdir('b0')\nos.rename('f', 'b0/f')\nfor i in range(1, 2200):\n    os.mkdir(f'b{i}')\n    os.rename(f'b{i-1}', f'b{i}/x')\nos.rename('b2199', 'top' + str(len(os.listdir('.'))))\nprint('buried')";
+    assert_eq!(
+        session.call(&py_call(json!({"code": bury}))).lines().next(),
+        Some("buried")
+    );
+    let again = session.call(&py_call(json!({"code": bury})));
+    assert!(
+        again.contains("OSError") && !again.contains("buried"),
+        "900 KiB more does not fit in 1 MiB: {again}"
+    );
+    let hole = run_python(
+        &m,
+        "f = open('sparse', 'wb')\nf.seek(10**9)\nf.write(b'x')\nf.close()\nprint('written')",
+    );
+    assert!(
+        hole.contains("OSError") && !hole.contains("written"),
+        "a 1 GB hole is over 1 MiB: {hole}"
+    );
+}

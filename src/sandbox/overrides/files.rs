@@ -1,8 +1,11 @@
 //! Filesystem functions replaced so that a call's files are bounded: the
 //! descriptors and listings it holds open (`max_open_files`), the bytes it
-//! writes (`max_write_bytes`), the host memory a directory listing takes
-//! (entries are read one at a time, never collected), and symbolic links
-//! (only with `symlinks = true`, and never pointing out of the grant).
+//! writes (`max_write_bytes`: a write past a file's end counts the hole it
+//! leaves, as growing a file does), the files, directories and links it
+//! creates (`max_created_entries`), the host memory a directory listing
+//! takes (entries are read one at a time, never collected), and symbolic
+//! links (only with `symlinks = true`, and never pointing out of the
+//! grant).
 
 use std::future::Future;
 
@@ -39,6 +42,11 @@ pub(super) fn add(types: &mut LinkerInstance<'_, CallState>) -> anyhow::Result<(
     )?;
     types.func_wrap_async("[method]descriptor.open-at", open_at)?;
     types.func_wrap_async("[method]descriptor.symlink-at", symlink_at)?;
+    types.func_wrap_async(
+        "[method]descriptor.create-directory-at",
+        create_directory_at,
+    )?;
+    types.func_wrap_async("[method]descriptor.link-at", link_at)?;
     types.func_wrap("[method]descriptor.read-directory", read_directory)?;
     types.func_wrap(
         "[method]directory-entry-stream.read-directory-entry",
@@ -64,7 +72,8 @@ fn answer<T>(store: &mut StoreContextMut<'_, CallState>, result: FsResult<T>) ->
     }
 }
 
-/// `open-at`, within the call's open files.
+/// `open-at`, within the call's open files, and a file it creates within
+/// the call's entries.
 fn open_at<'a>(
     mut store: StoreContextMut<'a, CallState>,
     (dir, flags, path, oflags, dflags): (
@@ -79,15 +88,96 @@ fn open_at<'a>(
         let Some(open) = store.data().budget.open() else {
             return Ok((Err(ErrorCode::Quota),));
         };
+        let creates = oflags.contains(OpenFlags::CREATE)
+            && (oflags.contains(OpenFlags::EXCLUSIVE)
+                || is_missing(&mut store, &dir, flags, &path).await);
+        if creates && !store.data().budget.create() {
+            return Ok((Err(ErrorCode::InsufficientSpace),));
+        }
         let mut view = store.data_mut().filesystem();
         let opened = HostDescriptor::open_at(&mut view, dir, flags, path, oflags, dflags).await;
-        if let Ok(descriptor) = &opened {
-            store
-                .data_mut()
-                .open_descriptors
-                .insert(descriptor.rep(), open);
+        match &opened {
+            Ok(descriptor) => {
+                store
+                    .data_mut()
+                    .open_descriptors
+                    .insert(descriptor.rep(), open);
+            }
+            Err(_) if creates => store.data().budget.uncreate(),
+            Err(_) => {}
         }
         answer(&mut store, opened)
+    })
+}
+
+/// Whether nothing is at `path` in `dir` (so that opening it with `create`
+/// makes a file).
+async fn is_missing(
+    store: &mut StoreContextMut<'_, CallState>,
+    dir: &Resource<Descriptor>,
+    flags: PathFlags,
+    path: &str,
+) -> bool {
+    let mut view = store.data_mut().filesystem();
+    let borrowed = Resource::new_borrow(dir.rep());
+    let found = HostDescriptor::stat_at(&mut view, borrowed, flags, path.to_string()).await;
+    match found {
+        Ok(_) => false,
+        Err(error) => matches!(
+            fs::Host::convert_error_code(&mut view, error),
+            Ok(ErrorCode::NoEntry)
+        ),
+    }
+}
+
+/// Runs `create` (which makes one entry) within the call's entries: refused
+/// with `insufficient-space` past `max_created_entries`, the entry given
+/// back if it fails.
+async fn creating<T>(
+    store: &mut StoreContextMut<'_, CallState>,
+    create: impl AsyncFnOnce(&mut StoreContextMut<'_, CallState>) -> FsResult<T>,
+) -> Answer<T> {
+    if !store.data().budget.create() {
+        return Ok((Err(ErrorCode::InsufficientSpace),));
+    }
+    let created = create(store).await;
+    if created.is_err() {
+        store.data().budget.uncreate();
+    }
+    answer(store, created)
+}
+
+/// `create-directory-at`, within the call's entries.
+fn create_directory_at<'a>(
+    mut store: StoreContextMut<'a, CallState>,
+    (dir, path): (Resource<Descriptor>, String),
+) -> Boxed<'a, ()> {
+    Box::new(async move {
+        creating(&mut store, async |store| {
+            let mut view = store.data_mut().filesystem();
+            HostDescriptor::create_directory_at(&mut view, dir, path).await
+        })
+        .await
+    })
+}
+
+/// `link-at`, within the call's entries.
+fn link_at<'a>(
+    mut store: StoreContextMut<'a, CallState>,
+    (dir, flags, old, new_dir, new): (
+        Resource<Descriptor>,
+        PathFlags,
+        String,
+        Resource<Descriptor>,
+        String,
+    ),
+) -> Boxed<'a, ()> {
+    Box::new(async move {
+        creating(&mut store, async |store| {
+            let mut view = store.data_mut().filesystem();
+            HostDescriptor::link_at(&mut view, dir, flags, old, new_dir, new).await
+        })
+        .await
     })
 }
 
@@ -99,7 +189,8 @@ fn drop_descriptor(mut store: StoreContextMut<'_, CallState>, rep: u32) -> wasmt
 }
 
 /// `symlink-at`: refused unless the module has `symlinks = true`, and then
-/// only for targets [`symlink_target_stays_inside`] accepts.
+/// only for targets [`symlink_target_stays_inside`] accepts, within the
+/// call's entries.
 fn symlink_at<'a>(
     mut store: StoreContextMut<'a, CallState>,
     (dir, target, link): (Resource<Descriptor>, String, String),
@@ -108,9 +199,11 @@ fn symlink_at<'a>(
         if !store.data().access().symlinks || !symlink_target_stays_inside(&target) {
             return Ok((Err(ErrorCode::NotPermitted),));
         }
-        let mut view = store.data_mut().filesystem();
-        let linked = HostDescriptor::symlink_at(&mut view, dir, target, link).await;
-        answer(&mut store, linked)
+        creating(&mut store, async |store| {
+            let mut view = store.data_mut().filesystem();
+            HostDescriptor::symlink_at(&mut view, dir, target, link).await
+        })
+        .await
     })
 }
 
@@ -247,13 +340,23 @@ fn append_via_stream(
     writer(store, descriptor, WriteAt::End)
 }
 
-/// `write`, within the call's write budget.
+/// `write`, within the call's write budget: the bytes, and the hole left
+/// between the file's end and `offset`.
 fn write<'a>(
     mut store: StoreContextMut<'a, CallState>,
     (descriptor, bytes, offset): (Resource<Descriptor>, Vec<u8>, Filesize),
 ) -> Boxed<'a, Filesize> {
     Box::new(async move {
-        if !store.data().budget.write(bytes.len() as u64) {
+        let state = store.data();
+        let end = match file_of(state, &descriptor, ErrorCode::BadDescriptor)? {
+            Ok(file) => file.file.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(code) => return Ok((Err(code),)),
+        };
+        let hole = offset.saturating_sub(end);
+        if !state
+            .budget
+            .write((bytes.len() as u64).saturating_add(hole))
+        {
             return Ok((Err(ErrorCode::from(no_space_left())),));
         }
         let mut view = store.data_mut().filesystem();

@@ -6,7 +6,8 @@
 //!   pointing out of the grant; descriptors and listings counted against
 //!   `max_open_files`; listings read one entry at a time; file streams that
 //!   work on the call's own thread ([`streams`]); writes counted against
-//!   `max_write_bytes`;
+//!   `max_write_bytes` (holes past a file's end too); files, directories
+//!   and links created counted against `max_created_entries`;
 //! - sockets ([`sockets`]): name lookups only of the granted host names, so
 //!   lookups cannot carry data out through DNS; TCP sockets counted against
 //!   `max_open_files`.

@@ -99,6 +99,20 @@ impl FileWriter {
             .min(CHUNK_BYTES)
     }
 
+    /// Takes from the budget the hole a write at this stream's position
+    /// would leave past the file's end (a stream opened past the end, or a
+    /// file cut short since), so that a sparse file counts as written.
+    fn take_hole(&mut self) -> io::Result<()> {
+        let WriteAt::Position(position) = self.at else {
+            return Ok(());
+        };
+        let hole = position.saturating_sub(self.file.metadata()?.len());
+        if hole > 0 && !self.budget.write(hole) {
+            return Err(no_space_left());
+        }
+        Ok(())
+    }
+
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
         let position = match self.at {
             WriteAt::Position(p) => p,
@@ -128,6 +142,10 @@ impl OutputStream for FileWriter {
     fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
         if self.closed {
             return Err(StreamError::Closed);
+        }
+        if let Err(e) = self.take_hole() {
+            self.closed = true;
+            return Err(StreamError::LastOperationFailed(e.into()));
         }
         if !self.budget.write(bytes.len() as u64) {
             self.closed = true;
