@@ -2,8 +2,8 @@
 //! reads) and for `tool-info` at load (why a module did not load).
 
 use crate::policy::Limits;
-use crate::sandbox::{Fault, SessionReset};
-use crate::tool::{ToolError, ToolErrorKind};
+use crate::sandbox::Fault;
+use crate::tool::{SessionReset, ToolError, ToolErrorKind};
 
 use super::load_error::{LoadError, LoadErrorKind};
 

@@ -478,8 +478,7 @@ impl WasmModule {
         let (report, dropped) = match (&inner.target.sessions, session) {
             (Some(sessions), Some(session)) => {
                 let SessionCall { report, dropped } =
-                    sandbox::run_in_session(&inner.target, sessions, session.as_str(), request)
-                        .await;
+                    sandbox::run_in_session(&inner.target, sessions, &session, request).await;
                 (report, dropped)
             }
             _ => (sandbox::run(inner.target.clone(), request).await, false),
@@ -585,7 +584,7 @@ impl Tool for WasmModule {
 
     fn end_session(&self, session: &SessionId) {
         if let Some(sessions) = &self.inner.target.sessions {
-            sessions.end(session.as_str());
+            sessions.end(session);
         }
     }
 }

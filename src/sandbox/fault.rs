@@ -5,6 +5,7 @@ use wasmtime::Trap;
 
 use super::call::Target;
 use crate::engine::describe_error;
+use crate::tool::SessionReset;
 
 /// What wasmtime says when a guest passes the host more than the store's
 /// host-call budget (its error type is private).
@@ -36,17 +37,6 @@ pub(crate) enum Fault {
     /// The call was not run: its session's instance had been dropped, for
     /// this reason, since its previous call.
     SessionReset(SessionReset),
-}
-
-/// Why a session's instance was dropped between two of its calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SessionReset {
-    /// To make room for a newer session: at most this many are kept.
-    Evicted { max: u64 },
-    /// It had no call for this many milliseconds.
-    Idle { idle_ms: u64 },
-    /// It had served this many calls (`max_calls`).
-    MaxCalls { max_calls: u64 },
 }
 
 /// Names the cause of a failed call from wasmtime's error.

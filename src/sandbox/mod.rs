@@ -35,7 +35,7 @@ mod wasi_context;
 
 pub(crate) use call::{CallReport, Exports, Request, Target, TypedCall, run};
 pub(crate) use capture::Captured;
-pub(crate) use fault::{Fault, SessionReset};
+pub(crate) use fault::Fault;
 pub(crate) use http::HttpClient;
 pub use open_files::open_file_limit;
 pub(crate) use overflow::Overflow;

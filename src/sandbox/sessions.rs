@@ -10,9 +10,12 @@
 //!   calls, when it has been idle for `[sessions] idle_ms`, when more than
 //!   `[sessions] max` are kept (the least recently used goes), and when the
 //!   session ends. After the middle three, the session's next call is
-//!   answered with an error saying its state was reset, and is not run.
+//!   answered with an error saying its state was reset, and is not run:
+//!   the session's key carries that note, so the store needs nothing for
+//!   sessions it no longer holds, however many came after (it also recalls
+//!   the latest resets, for keys made again from their text).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -20,15 +23,16 @@ use indexmap::IndexMap;
 
 use super::call::{CallReport, Request, Seen, Target, report};
 use super::capture::Capture;
-use super::fault::{Fault, SessionReset};
+use super::fault::Fault;
 use super::ready::Disposal;
 use super::reused::{Made, ReusedInstance, ScratchBetweenCalls, Served, make};
 use crate::policy::SessionLimits;
+use crate::tool::{SessionId, SessionReset};
 
-/// Sessions whose reset is remembered (to tell their next call), as a
-/// multiple of `max`: older ones are forgotten, and their next call simply
-/// starts afresh.
-const RESETS_REMEMBERED_PER_SESSION: usize = 2;
+/// Resets also remembered by the store, for keys made again from their
+/// text (which carry no note of their own), as a multiple of `max`: older
+/// ones are forgotten. A key kept by its session's owner is always told.
+const RESETS_RECALLED_PER_SESSION: usize = 2;
 
 /// How often idle sessions are looked for, at most.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
@@ -41,23 +45,53 @@ type Key = (Arc<str>, u64);
 pub(crate) struct SessionStore {
     limits: SessionLimits,
     state: Mutex<State>,
-    /// Numbers the modules whose sessions are kept here.
-    next_module: AtomicU64,
 }
+
+/// Numbers the modules with sessions of every store, so that a session's
+/// key can note resets of modules of several runtimes apart.
+static NEXT_MODULE: AtomicU64 = AtomicU64::new(0);
 
 /// The modules of a runtime that keep sessions, and their instances.
 struct State {
     /// Live instances, least recently used first.
     live: IndexMap<Key, Arc<Slot>>,
-    /// Sessions whose instance was dropped and whose next call has not yet
-    /// been told, oldest first.
-    reset: IndexMap<Key, SessionReset>,
+    /// The latest resets not yet told, oldest first, at most
+    /// [`RESETS_RECALLED_PER_SESSION`] times `max`.
+    recent: IndexMap<Key, SessionReset>,
     last_sweep: Instant,
+}
+
+impl State {
+    /// Notes that `slot`'s state, of `key`, was dropped for `reason` (if it
+    /// had any): in its session's key, and among the recent resets, of
+    /// which at most `most` are kept.
+    fn note_reset(&mut self, key: Key, slot: &Slot, reason: SessionReset, most: usize) {
+        if !slot.made.load(Ordering::Relaxed) {
+            return;
+        }
+        slot.session().note_reset(key.1, reason);
+        self.recent.insert(key, reason);
+        while self.recent.len() > most {
+            self.recent.shift_remove_index(0);
+        }
+    }
+
+    /// Takes the reset of `key` not yet told, noted in `session` or
+    /// recalled by the store.
+    fn take_reset(&mut self, key: &Key, session: &SessionId) -> Option<SessionReset> {
+        let recalled = self.recent.shift_remove(key);
+        session.take_reset(key.1).or(recalled)
+    }
 }
 
 /// A session's instance of a module, or none yet; its calls take turns.
 struct Slot {
     instance: tokio::sync::Mutex<Option<ReusedInstance>>,
+    /// The key of its session's latest call: where a reset is noted.
+    session: Mutex<SessionId>,
+    /// Whether an instance was made in it (so that the session has state
+    /// to lose).
+    made: AtomicBool,
     /// When its last call started or ended.
     last_used: Mutex<Instant>,
     /// Where its store is dropped when the slot is.
@@ -65,9 +99,11 @@ struct Slot {
 }
 
 impl Slot {
-    fn new(disposal: Arc<Disposal>) -> Arc<Self> {
+    fn new(session: &SessionId, disposal: Arc<Disposal>) -> Arc<Self> {
         Arc::new(Self {
             instance: tokio::sync::Mutex::new(None),
+            session: Mutex::new(session.clone()),
+            made: AtomicBool::new(false),
             last_used: Mutex::new(Instant::now()),
             disposal,
         })
@@ -78,6 +114,17 @@ impl Slot {
             .last_used
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    /// Takes `session` (the key of the call entering now) as the one to
+    /// note a reset in.
+    fn entered_by(&self, session: &SessionId) {
+        *self.session.lock().unwrap_or_else(PoisonError::into_inner) = session.clone();
+    }
+
+    /// The key of its session's latest call.
+    fn session(&self) -> MutexGuard<'_, SessionId> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn idle_since(&self) -> Instant {
@@ -125,10 +172,9 @@ impl SessionStore {
             limits,
             state: Mutex::new(State {
                 live: IndexMap::new(),
-                reset: IndexMap::new(),
+                recent: IndexMap::new(),
                 last_sweep: Instant::now(),
             }),
-            next_module: AtomicU64::new(0),
         })
     }
 
@@ -142,7 +188,7 @@ impl SessionStore {
     pub(crate) fn for_module(self: &Arc<Self>, max_calls: u64) -> ModuleSessions {
         let key = ModuleKey {
             store: Arc::clone(self),
-            module: self.next_module.fetch_add(1, Ordering::Relaxed),
+            module: NEXT_MODULE.fetch_add(1, Ordering::Relaxed),
         };
         ModuleSessions {
             key: Arc::new(key),
@@ -160,7 +206,7 @@ impl SessionStore {
             }
             *m != module
         });
-        state.reset.retain(|(_, m), _| *m != module);
+        state.recent.retain(|(_, m), _| *m != module);
         drop(state);
         drop(gone);
     }
@@ -174,9 +220,22 @@ impl SessionStore {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The slot of `key` (made now if it has none, which may evict the
-    /// least recently used one), or why its state was reset.
-    fn enter(&self, key: &Key, disposal: &Arc<Disposal>) -> Result<Arc<Slot>, SessionReset> {
+    /// How many resets the store recalls for keys made again from text.
+    fn recalled(&self) -> usize {
+        usize::try_from(self.limits.max)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(RESETS_RECALLED_PER_SESSION)
+    }
+
+    /// The slot of `key`, the key of `session`'s state (made now if it has
+    /// none, which may evict the least recently used one), or why its state
+    /// was reset since its last call.
+    fn enter(
+        &self,
+        key: &Key,
+        session: &SessionId,
+        disposal: &Arc<Disposal>,
+    ) -> Result<Arc<Slot>, SessionReset> {
         let mut state = self.lock();
         self.sweep(&mut state);
         if let Some(index) = state.live.get_index_of(key) {
@@ -184,22 +243,23 @@ impl SessionStore {
             state.live.move_index(index, last);
             let slot = Arc::clone(&state.live[last]);
             slot.touch();
+            slot.entered_by(session);
             return Ok(slot);
         }
-        if let Some(reason) = state.reset.shift_remove(key) {
+        if let Some(reason) = state.take_reset(key, session) {
             return Err(reason);
         }
-        let slot = Slot::new(Arc::clone(disposal));
+        let slot = Slot::new(session, Arc::clone(disposal));
         state.live.insert(key.clone(), Arc::clone(&slot));
         let max = usize::try_from(self.limits.max).unwrap_or(usize::MAX);
         while state.live.len() > max {
-            let Some((evicted, _)) = state.live.shift_remove_index(0) else {
+            let Some((evicted_key, evicted)) = state.live.shift_remove_index(0) else {
                 break;
             };
             let reason = SessionReset::Evicted {
                 max: self.limits.max,
             };
-            self.remember(&mut state, evicted, reason);
+            state.note_reset(evicted_key, &evicted, reason, self.recalled());
         }
         Ok(slot)
     }
@@ -222,27 +282,17 @@ impl SessionStore {
             .map(|(key, _)| key.clone())
             .collect();
         for key in expired {
-            state.live.shift_remove(&key);
-            let reason = SessionReset::Idle {
-                idle_ms: self.limits.idle_ms,
-            };
-            self.remember(state, key, reason);
+            if let Some(slot) = state.live.shift_remove(&key) {
+                let reason = SessionReset::Idle {
+                    idle_ms: self.limits.idle_ms,
+                };
+                state.note_reset(key, &slot, reason, self.recalled());
+            }
         }
     }
 
-    /// Remembers that `key`'s state was reset, to tell its next call.
-    fn remember(&self, state: &mut State, key: Key, reason: SessionReset) {
-        state.reset.insert(key, reason);
-        let most = usize::try_from(self.limits.max)
-            .unwrap_or(usize::MAX)
-            .saturating_mul(RESETS_REMEMBERED_PER_SESSION);
-        while state.reset.len() > most {
-            state.reset.shift_remove_index(0);
-        }
-    }
-
-    /// Drops `slot` of `key` if it is still the live one; remembers `reset`
-    /// for the next call if there is one.
+    /// Drops `slot` of `key` if it is still the live one; notes `reset` in
+    /// its session's key for the next call if there is one.
     fn leave(&self, key: &Key, slot: &Arc<Slot>, reset: Option<SessionReset>) {
         let mut state = self.lock();
         if state
@@ -251,17 +301,29 @@ impl SessionStore {
             .is_some_and(|live| Arc::ptr_eq(live, slot))
         {
             state.live.shift_remove(key);
-            if let Some(reason) = reset {
-                self.remember(&mut state, key.clone(), reason);
+            match reset {
+                Some(reason) => state.note_reset(key.clone(), slot, reason, self.recalled()),
+                // Nothing to tell: forget what an earlier reset noted too.
+                None => {
+                    state.take_reset(key, &slot.session());
+                }
             }
         }
     }
 
-    /// Forgets `key` (its session ended).
-    fn end(&self, key: &Key) {
+    /// Notes that `slot`'s state, of `key`, was dropped for `reason` while
+    /// it was no longer live (evicted during its call).
+    fn note_reset(&self, key: &Key, slot: &Slot, reason: SessionReset) {
+        self.lock()
+            .note_reset(key.clone(), slot, reason, self.recalled());
+    }
+
+    /// Forgets `key`, the key of `session` (its session ended): its next
+    /// call starts afresh, untold.
+    fn end(&self, key: &Key, session: &SessionId) {
         let mut state = self.lock();
         let slot = state.live.shift_remove(key);
-        state.reset.shift_remove(key);
+        state.take_reset(key, session);
         // The store is dropped after the lock, by the slot's disposal.
         drop(state);
         drop(slot);
@@ -283,8 +345,9 @@ impl ModuleSessions {
     }
 
     /// Ends the instance of this module of the session with key `session`.
-    pub(crate) fn end(&self, session: &str) {
-        self.key.store.end(&(session.into(), self.key.module));
+    pub(crate) fn end(&self, session: &SessionId) {
+        let key = (Arc::clone(session.key()), self.key.module);
+        self.key.store.end(&key, session);
     }
 }
 
@@ -302,12 +365,12 @@ pub(crate) struct SessionCall {
 pub(crate) async fn run(
     target: &Target,
     sessions: &ModuleSessions,
-    session: &str,
+    session: &SessionId,
     request: Request,
 ) -> SessionCall {
-    let key = (Arc::<str>::from(session), sessions.key.module);
+    let key = (Arc::clone(session.key()), sessions.key.module);
     let store = &sessions.key.store;
-    let slot = match store.enter(&key, &target.disposal) {
+    let slot = match store.enter(&key, session, &target.disposal) {
         Ok(slot) => slot,
         Err(reason) => return not_run(Fault::SessionReset(reason)),
     };
@@ -328,12 +391,15 @@ pub(crate) async fn run(
     let Some(instance) = guard.as_mut() else {
         return not_run(Fault::Host("the session's instance is missing".into()));
     };
+    slot.made.store(true, Ordering::Relaxed);
     let Served { report, ended_well } = instance
         .serve(target, request, ScratchBetweenCalls::Kept)
         .await;
     slot.touch();
     let worn_out = instance.calls() >= sessions.max_calls;
-    if ended_well && !worn_out && store.is_live(&key, &slot) {
+    // Evicted while this call ran (the store made room for newer sessions).
+    let evicted = !store.is_live(&key, &slot);
+    if ended_well && !worn_out && !evicted {
         return SessionCall {
             report,
             dropped: false,
@@ -343,13 +409,32 @@ pub(crate) async fn run(
         instance.dispose(target);
     }
     drop(guard);
-    let reset = (ended_well && worn_out).then_some(SessionReset::MaxCalls {
-        max_calls: sessions.max_calls,
-    });
-    store.leave(&key, &slot, reset);
+    if !ended_well {
+        // This call's error says the state was dropped: nothing is left to
+        // tell the next call.
+        store.leave(&key, &slot, None);
+        return SessionCall {
+            report,
+            dropped: true,
+        };
+    }
+    let reason = if worn_out {
+        SessionReset::MaxCalls {
+            max_calls: sessions.max_calls,
+        }
+    } else {
+        SessionReset::Evicted {
+            max: store.limits.max,
+        }
+    };
+    if evicted {
+        store.note_reset(&key, &slot, reason);
+    } else {
+        store.leave(&key, &slot, Some(reason));
+    }
     SessionCall {
         report,
-        dropped: !ended_well,
+        dropped: false,
     }
 }
 

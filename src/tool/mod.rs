@@ -16,6 +16,7 @@ pub use arguments::Arguments;
 pub(crate) use error::json_type_name;
 pub use error::{ToolError, ToolErrorKind};
 pub use schema::{OUTPUT_SCHEMA_BOUNDS, OutputSchemaBounds, ToolInfo};
+pub(crate) use session::SessionReset;
 pub use session::{MAX_SESSION_ID_BYTES, SessionId};
 
 /// The future of an asynchronous tool call ([`Tool::call_async`]).

@@ -176,6 +176,54 @@ fn the_least_recently_used_session_is_evicted_and_told() {
     assert_eq!(c.call(&counter_call()), "2 2", "c lives on");
 }
 
+/// A session whose state was dropped to make room is told at its next
+/// call however many sessions came after it (here ten times what the store
+/// keeps, five times what it recalls): its key carries the note. A key
+/// joined again keeps being told; a brand-new session's first call runs.
+#[test]
+fn a_reset_session_is_told_however_many_sessions_came_after() {
+    let runtime = runtime_with(SessionLimits {
+        max: 4,
+        ..SessionLimits::default()
+    });
+    let manager = counting(&runtime, 1000, tight_limits());
+    let waiting = manager.session();
+    assert_eq!(waiting.call(&counter_call()), "1 1");
+    let joined = SessionId::new();
+    assert_eq!(
+        manager.join_session(joined.clone()).call(&counter_call()),
+        "1 1"
+    );
+    for i in 0..40 {
+        // Joined, so that each outlives its value and takes a place.
+        let newer = manager.join_session(SessionId::new());
+        assert_eq!(newer.call(&counter_call()), "1 1", "newer session {i}");
+    }
+    assert_eq!(runtime.live_sessions(), 4);
+    let told = waiting.try_call(&counter_call()).unwrap_err();
+    assert_eq!(told.kind(), ToolErrorKind::SessionReset, "{told}");
+    assert!(
+        told.to_string().contains("at most 4 session instances"),
+        "{told}"
+    );
+    assert_eq!(
+        waiting.call(&counter_call()),
+        "1 1",
+        "then it starts afresh"
+    );
+    let told = manager.join_session(joined.clone()).call(&counter_call());
+    assert!(
+        told.contains("was not run: this session's state was reset"),
+        "{told}"
+    );
+    assert_eq!(manager.join_session(joined).call(&counter_call()), "1 1");
+    assert_eq!(
+        manager.session().call(&counter_call()),
+        "1 1",
+        "a new session runs"
+    );
+}
+
 #[test]
 fn an_idle_session_is_reset_and_max_calls_renews_one() {
     let runtime = runtime_with(SessionLimits {
@@ -220,8 +268,9 @@ fn a_thousand_sessions_in_a_loop_stay_bounded() {
         assert!(runtime.live_sessions() <= 50);
     }
     assert_eq!(runtime.live_sessions(), 50);
-    // The last evicted are told so once; resets older than twice `max`
-    // are forgotten (those sessions simply start afresh); the newest live on.
+    // Keys made again from their text carry no note of their own: the
+    // store recalls the last resets (twice `max`) for them and tells each
+    // once; older ones simply start afresh. The newest live on.
     let evicted = manager.join_session(SessionId::parse("loop-949").unwrap());
     assert!(
         evicted

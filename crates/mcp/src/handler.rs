@@ -78,7 +78,7 @@ impl ToolhostServer {
             .get::<Parts>()
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|id| id.to_str().ok())
-            .and_then(|id| toolhost::SessionId::parse(id).ok());
+            .and_then(|id| self.served.session_key(id));
         from_http.or_else(|| self.stdio_session.clone())
     }
 

@@ -48,6 +48,10 @@ pub(crate) struct Served {
     /// session, told of changes with `notifications/tools/list_changed`.
     /// A session is forgotten as soon as it ends.
     sessions: Mutex<HashMap<String, Peer<RoleServer>>>,
+    /// The toolhost session key of each HTTP session that made a call,
+    /// kept until the session ends: one key value for all its calls, which
+    /// carries what its next call must be told (its state was reset).
+    keys: Mutex<HashMap<String, toolhost::SessionId>>,
 }
 
 impl Served {
@@ -63,6 +67,7 @@ impl Served {
             settings,
             metrics,
             sessions: Mutex::new(HashMap::new()),
+            keys: Mutex::new(HashMap::new()),
         }))
     }
 
@@ -115,9 +120,27 @@ impl Served {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(id);
-        if let Ok(id) = toolhost::SessionId::parse(id) {
-            self.tools().manager.end_session(&id);
+        let kept = self
+            .keys
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        if let Some(key) = kept.or_else(|| toolhost::SessionId::parse(id).ok()) {
+            self.tools().manager.end_session(&key);
         }
+    }
+
+    /// The toolhost session key of the HTTP session `id` (one the transport
+    /// has checked is open): the same key value for all its calls until it
+    /// ends; `None` for an id that is not a session key.
+    pub(crate) fn session_key(&self, id: &str) -> Option<toolhost::SessionId> {
+        let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(key) = keys.get(id) {
+            return Some(key.clone());
+        }
+        let key = toolhost::SessionId::parse(id).ok()?;
+        keys.insert(id.to_string(), key.clone());
+        Some(key)
     }
 
     /// Tells every session's client that the tool list changed; forgets

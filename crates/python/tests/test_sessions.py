@@ -77,6 +77,27 @@ def test_a_fault_resets_the_session_and_says_so(counting):
         assert s(COUNTER) == "1 1"
 
 
+def test_a_reset_session_is_told_however_many_sessions_came_after(hostile_path, tmp_path):
+    config = tmp_path / "toolhost.toml"
+    config.write_text(
+        "[sessions]\nmax = 4\n\n"
+        f"[[modules]]\nname = \"h\"\npath = {str(hostile_path)!r}\nsessions = true\n"
+    )
+    manager = toolhost.ToolManager.from_config(str(config))
+    waiting = manager.session()
+    assert waiting(COUNTER) == "1 1"
+    newer = [manager.session() for _ in range(40)]
+    assert [s(COUNTER) for s in newer] == ["1 1"] * 40
+    told = waiting(COUNTER)
+    assert told.startswith("Error: tool 'h_counter' was not run: this session's state was reset")
+    assert "at most 4 session instances" in told
+    assert waiting(COUNTER) == "1 1", "then it starts afresh"
+    with manager.session() as new:
+        assert new(COUNTER) == "1 1"
+    for s in [waiting, *newer]:
+        s.close()
+
+
 def test_python_exec_sessions(python_exec_path):
     module = toolhost.load_module(
         python_exec_path, sessions=True, grants={"scratch": True}, limits={"timeout_ms": 5000}

@@ -14,6 +14,11 @@ use crate::server::HttpServer;
 /// A folder whose `toolhost.toml` serves the hostile test module as `k`
 /// with sessions on (its `k_counter` counts its instance's calls).
 fn config() -> tempfile::TempDir {
+    config_with("")
+}
+
+/// [`config`], with `settings` (TOML sections) before the module.
+fn config_with(settings: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::copy(
         toolhost_testkit::guest("guest-hostile"),
@@ -22,7 +27,9 @@ fn config() -> tempfile::TempDir {
     .expect("copy");
     std::fs::write(
         dir.path().join("toolhost.toml"),
-        "[[modules]]\nname = \"k\"\npath = \"hostile.wasm\"\nsessions = true\n",
+        format!(
+            "{settings}\n[[modules]]\nname = \"k\"\npath = \"hostile.wasm\"\nsessions = true\n"
+        ),
     )
     .expect("config");
     dir
@@ -74,4 +81,54 @@ fn a_stdio_connection_is_one_session() {
     let mut second = StdioServer::start(toolhost(&dir));
     assert_eq!(second.call("k_counter", json!({})), (false, "1 1".into()));
     assert_eq!(first.call("k_counter", json!({})), (false, "3 3".into()));
+}
+
+/// An HTTP session whose state was dropped to make room for newer ones is
+/// told so at its next call, however many sessions came after it (ten
+/// times `[sessions] max`), and then starts afresh; a new session's first
+/// call runs.
+#[test]
+fn an_http_session_whose_state_was_reset_is_told_however_many_came_after() {
+    let dir = config_with("[sessions]\nmax = 4\n");
+    let server = HttpServer::start(toolhost(&dir), &[]);
+    let at = server.authority();
+    let count = |session: &str| session_post(&at, Some(session), &counter_request(7)).call_result();
+    let waiting = open_session(&at);
+    assert_eq!(count(&waiting), (false, "1 1".into()));
+    for _ in 0..40 {
+        let newer = open_session(&at);
+        assert_eq!(count(&newer), (false, "1 1".into()));
+    }
+    let (is_error, told) = count(&waiting);
+    assert!(is_error, "{told}");
+    assert!(
+        told.starts_with(
+            "Error: tool 'k_counter' was not run: this session's state was reset to make room"
+        ) && told.contains("at most 4 session instances"),
+        "{told}"
+    );
+    assert_eq!(
+        count(&waiting),
+        (false, "1 1".into()),
+        "then it starts afresh"
+    );
+    let new = open_session(&at);
+    assert_eq!(count(&new), (false, "1 1".into()));
+}
+
+/// A stdio connection whose state was dropped (idle past `[sessions]
+/// idle_ms`) is told so at its next call, and then starts afresh.
+#[test]
+fn a_stdio_session_whose_state_was_reset_is_told() {
+    let dir = config_with("[sessions]\nidle_ms = 100\n");
+    let mut server = StdioServer::start(toolhost(&dir));
+    assert_eq!(server.call("k_counter", json!({})), (false, "1 1".into()));
+    // Idle sessions are looked for at most once a second.
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    let (is_error, told) = server.call("k_counter", json!({}));
+    assert!(
+        is_error && told.contains("was reset after 100 ms without a call ([sessions] idle_ms)"),
+        "{told}"
+    );
+    assert_eq!(server.call("k_counter", json!({})), (false, "1 1".into()));
 }
