@@ -13,13 +13,26 @@ use toolhost::trust::SigningKey;
 use crate::args::{EXIT_TOOL_ERROR, EXIT_USAGE};
 use crate::setup::Setup;
 
+/// `reference` with the manifest digest it resolved to, written once: a
+/// reference pinned by digest already ends with it.
+fn pinned_reference(reference: &str, digest: &str) -> String {
+    if reference.ends_with(&format!("@{digest}")) {
+        reference.to_string()
+    } else {
+        format!("{reference}@{digest}")
+    }
+}
+
 fn report(outcomes: &[OciOutcome], done: &str) -> ExitCode {
     let mut failed = 0;
     for outcome in outcomes {
         match &outcome.result {
             Ok(pin) => println!(
-                "{:16} {done:8} {}@{} ({} bytes; {})",
-                outcome.module, outcome.reference, pin.digest, pin.size, pin.verified
+                "{:16} {done:8} {} ({} bytes; {})",
+                outcome.module,
+                pinned_reference(&outcome.reference, &pin.digest),
+                pin.size,
+                pin.verified
             ),
             Err(e) => {
                 failed += 1;

@@ -160,6 +160,13 @@ fn push_writes_the_wkg_layout_and_a_pinned_module_runs_it_byte_for_byte() {
         "toolhost.toml",
         &format!("{}{}", registries(&registry), module(&pinned)),
     );
+    let pulled = site.run(&["pull"]);
+    assert!(pulled.status.success(), "{}", err(&pulled));
+    let line = out(&pulled);
+    assert!(
+        line.contains(&format!(" {pinned} (")) && line.matches(&digest).count() == 1,
+        "the reference once, with its digest once: {line}"
+    );
     let o = call_echo(&site, "hi");
     assert_eq!(out(&o), "hi\n", "{}", err(&o));
     let kept = site
