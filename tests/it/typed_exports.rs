@@ -410,7 +410,17 @@ fn wrong_arguments_are_refused_before_the_instance_runs() {
                 s["i64v"] = json!(9007199254740994.0);
                 s
             }),
-            "field 'i64v': expected an integer from -9223372036854775808 to 9223372036854775807 (s64), got number 9007199254740994.0",
+            "field 'i64v': expected an integer from -9223372036854775808 to 9223372036854775807 (s64), got number 9007199254740994.0 (a number with a fraction or exponent this large is not exact: write the integer's digits)",
+        ),
+        (
+            // 9007199254740993.0 reads as this double: it cannot be taken
+            // as either integer.
+            call(&module, "plain_scalars", {
+                let mut s = scalars();
+                s["u64v"] = serde_json::from_str("9007199254740993.0").unwrap();
+                s
+            }),
+            "field 'u64v': expected an integer from 0 to 18446744073709551615 (u64), got number 9007199254740992.0 (a number with a fraction or exponent this large is not exact: write the integer's digits)",
         ),
     ];
     for (got, want) in cases {

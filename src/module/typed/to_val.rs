@@ -274,8 +274,15 @@ fn tagged(
     Ok((name.to_string(), payload))
 }
 
-/// An integer, exactly: a JSON integer, or a float with no fraction that
-/// a double holds exactly (below 2^53).
+/// Floats at or past this magnitude stand for more than one integer (a
+/// double's neighbours are 2 apart there: `9007199254740993.0` reads as
+/// `9007199254740992.0`), so none of them is taken as an integer.
+const EXACT_FLOATS_BELOW: f64 = 9_007_199_254_740_992.0; // 2^53
+/// 2^64: past it, a float is out of every integer type's range anyway.
+const U64_END: f64 = 18_446_744_073_709_551_616.0;
+
+/// An integer, exactly: a JSON integer, or a float with no fraction below
+/// 2^53 (where a double is exactly one integer).
 fn int(value: &Value) -> Option<i128> {
     let Value::Number(n) = value else {
         return None;
@@ -287,8 +294,7 @@ fn int(value: &Value) -> Option<i128> {
         return Some(u.into());
     }
     let x = n.as_f64()?;
-    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-    (x.fract() == 0.0 && x.abs() <= EXACT).then_some(x as i128)
+    (x.fract() == 0.0 && x.abs() < EXACT_FLOATS_BELOW).then_some(x as i128)
 }
 
 /// A float: a JSON number, or "NaN", "Infinity" or "-Infinity".
@@ -365,7 +371,18 @@ fn given(value: &Value) -> String {
         Value::Array(a) => return format!("an array of {} items", a.len()),
         Value::Object(_) => "object",
     };
-    format!("{kind} {}", short(&value.to_string()))
+    let inexact = match value {
+        Value::Number(n) if !is_integer(n) => n
+            .as_f64()
+            .is_some_and(|x| (EXACT_FLOATS_BELOW..U64_END).contains(&x.abs())),
+        _ => false,
+    };
+    let hint = if inexact {
+        " (a number with a fraction or exponent this large is not exact: write the integer's digits)"
+    } else {
+        ""
+    };
+    format!("{kind} {}{hint}", short(&value.to_string()))
 }
 
 fn is_integer(n: &Number) -> bool {
