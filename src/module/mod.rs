@@ -449,11 +449,10 @@ impl WasmModule {
             });
         };
         let object = arguments.object()?;
+        let max_text = to_usize(self.inner.target.limits.max_output_bytes);
         let params = func.arguments(&object).map_err(|e| {
-            ToolError::new(
-                ToolErrorKind::InvalidArguments,
-                format!("tool '{name}' was given invalid arguments: {}", e.0),
-            )
+            let text = format!("tool '{name}' was given invalid arguments: {}", e.0);
+            ToolError::new(ToolErrorKind::InvalidArguments, cut_text(text, max_text))
         })?;
         Ok(Request::Typed(TypedCall {
             export: func.export,
@@ -668,4 +667,22 @@ fn log_output(module: &str, tool: &str, stream: &str, captured: &Captured) {
             crate::escape::escape_controls(line)
         );
     }
+}
+
+/// `text` (an error's text, which the answer shows after `Error: `) cut so
+/// that the answer has at most `max` bytes, at a character boundary, saying
+/// where and why.
+fn cut_text(mut text: String, max: usize) -> String {
+    const PREFIX: usize = "Error: ".len();
+    if text.len() + PREFIX <= max {
+        return text;
+    }
+    let note = format!(" [cut at {max} bytes: max_output_bytes]");
+    let mut end = max.saturating_sub(PREFIX + note.len()).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&note);
+    text
 }

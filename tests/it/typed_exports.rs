@@ -703,3 +703,21 @@ fn typed_tools_work_through_the_manager_and_warm() {
         );
     }
 }
+
+/// An invalid-argument error is capped like an answer: at most
+/// `max_output_bytes`, cut at a character boundary, saying so.
+#[test]
+fn an_invalid_argument_error_is_capped_at_the_output_limit() {
+    let limits = Limits {
+        max_output_bytes: 100,
+        ..Limits::default()
+    };
+    let module = load_guest("guest-plain", "plain", limits).expect("loads");
+    let answer = call(&module, "plain_scalars", json!({"b": "é".repeat(500)}));
+    assert!(answer.len() <= 100, "{} bytes: {answer}", answer.len());
+    assert!(
+        answer.starts_with("Error: tool 'plain_scalars' was given invalid arguments: ")
+            && answer.ends_with(" [cut at 100 bytes: max_output_bytes]"),
+        "{answer}"
+    );
+}

@@ -137,7 +137,7 @@ fn to_val(path: &str, ty: &Type, value: &Value) -> Result<Val, WrongArgument> {
                 return Err(WrongArgument(format!(
                     "field '{path}': '{}' is not one of its fields ({})",
                     short(unknown),
-                    names.join(", ")
+                    listed(names.iter().copied())
                 )));
             }
             let fields = record
@@ -331,29 +331,52 @@ pub(crate) fn expected(ty: &Type) -> String {
         Type::List(_) => "an array".into(),
         Type::FixedLengthList(l) => format!("an array of {} items", l.len()),
         Type::Record(r) => {
-            let names: Vec<&str> = r.fields().map(|f| f.name).collect();
-            format!("an object with fields {}", names.join(", "))
+            format!(
+                "an object with fields {}",
+                listed(r.fields().map(|f| f.name))
+            )
         }
         Type::Tuple(t) => format!("an array of {} items", t.types().len()),
         Type::Variant(v) => {
-            let names: Vec<&str> = v.cases().map(|c| c.name).collect();
             format!(
                 "an object {{\"tag\": ...}} with tag one of {}",
-                names.join(", ")
+                listed(v.cases().map(|c| c.name))
             )
         }
         Type::Result(_) => "an object {\"tag\": \"ok\" or \"err\", \"value\": ...}".into(),
         Type::Enum(e) => {
-            let names: Vec<&str> = e.names().collect();
-            format!("one of the strings {}", names.join(", "))
+            format!("one of the strings {}", listed(e.names()))
         }
         Type::Flags(f) => {
-            let names: Vec<&str> = f.names().collect();
-            format!("an array of distinct strings from {}", names.join(", "))
+            format!("an array of distinct strings from {}", listed(f.names()))
         }
         Type::Option(o) => format!("null or {}", expected(&o.ty())),
         other => super::not_json(other).into(),
     }
+}
+
+/// The most names an error lists (of fields, cases, flags).
+const NAMES_LISTED: usize = 32;
+
+/// `names` as an error lists them: the first [`NAMES_LISTED`], each cut to
+/// 60 characters, then how many more; bounded whatever the type.
+fn listed<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let mut text = String::new();
+    let mut more = 0usize;
+    for (i, name) in names.enumerate() {
+        if i >= NAMES_LISTED {
+            more += 1;
+            continue;
+        }
+        if i > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(&short(name));
+    }
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
 }
 
 fn range(name: &str, min: i128, max: i128) -> String {
@@ -395,5 +418,24 @@ fn short(text: &str) -> String {
     match text.char_indices().nth(MAX) {
         Some((end, _)) => format!("{}...", &text[..end]),
         None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listed_names_are_bounded_in_number_and_length() {
+        assert_eq!(listed(["a", "b"].into_iter()), "a, b");
+        let long = "x".repeat(99_000);
+        let names: Vec<&str> = (0..2_000).map(|_| long.as_str()).collect();
+        let text = listed(names.into_iter());
+        assert!(
+            text.ends_with(" and 1968 more"),
+            "{}",
+            &text[text.len() - 20..]
+        );
+        assert!(text.len() < 32 * 70, "{} bytes", text.len());
     }
 }
