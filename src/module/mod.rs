@@ -678,11 +678,7 @@ fn cut_text(mut text: String, max: usize) -> String {
         return text;
     }
     let note = format!(" [cut at {max} bytes: max_output_bytes]");
-    let mut end = max.saturating_sub(PREFIX + note.len()).min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
+    text.truncate(text.floor_char_boundary(max.saturating_sub(PREFIX + note.len())));
     text.push_str(&note);
     text
 }

@@ -291,8 +291,10 @@ impl SessionStore {
         }
     }
 
-    /// Drops `slot` of `key` if it is still the live one; notes `reset` in
-    /// its session's key for the next call if there is one.
+    /// Drops `slot` of `key` if it is still the live one, and notes `reset`
+    /// in its session's key for the next call; with no reset (the call's
+    /// own error said the state was dropped), forgets any noted before,
+    /// such as an eviction while the call ran.
     fn leave(&self, key: &Key, slot: &Arc<Slot>, reset: Option<SessionReset>) {
         let mut state = self.lock();
         if state
@@ -301,21 +303,13 @@ impl SessionStore {
             .is_some_and(|live| Arc::ptr_eq(live, slot))
         {
             state.live.shift_remove(key);
-            match reset {
-                Some(reason) => state.note_reset(key.clone(), slot, reason, self.recalled()),
-                // Nothing to tell: forget what an earlier reset noted too.
-                None => {
-                    state.take_reset(key, &slot.session());
-                }
+        }
+        match reset {
+            Some(reason) => state.note_reset(key.clone(), slot, reason, self.recalled()),
+            None => {
+                state.take_reset(key, &slot.session());
             }
         }
-    }
-
-    /// Notes that `slot`'s state, of `key`, was dropped for `reason` while
-    /// it was no longer live (evicted during its call).
-    fn note_reset(&self, key: &Key, slot: &Slot, reason: SessionReset) {
-        self.lock()
-            .note_reset(key.clone(), slot, reason, self.recalled());
     }
 
     /// Forgets `key`, the key of `session` (its session ended): its next
@@ -409,32 +403,21 @@ pub(crate) async fn run(
         instance.dispose(target);
     }
     drop(guard);
-    if !ended_well {
-        // This call's error says the state was dropped: nothing is left to
-        // tell the next call.
-        store.leave(&key, &slot, None);
-        return SessionCall {
-            report,
-            dropped: true,
-        };
-    }
-    let reason = if worn_out {
-        SessionReset::MaxCalls {
+    let reset = match (ended_well, worn_out) {
+        // This call's error says the state was dropped.
+        (false, _) => None,
+        (true, true) => Some(SessionReset::MaxCalls {
             max_calls: sessions.max_calls,
-        }
-    } else {
-        SessionReset::Evicted {
+        }),
+        // Evicted while the call ran.
+        (true, false) => Some(SessionReset::Evicted {
             max: store.limits.max,
-        }
+        }),
     };
-    if evicted {
-        store.note_reset(&key, &slot, reason);
-    } else {
-        store.leave(&key, &slot, Some(reason));
-    }
+    store.leave(&key, &slot, reset);
     SessionCall {
         report,
-        dropped: false,
+        dropped: !ended_well,
     }
 }
 

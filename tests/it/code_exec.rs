@@ -301,24 +301,7 @@ fn python_runs_in_a_scratch_directory_of_its_own() {
     let marker = format!("marker-{}", toolhost::SessionId::new());
     let wrote = run_python(&m, &format!("open('{marker}', 'w').write('m')"));
     assert!(wrote.contains(&marker), "{wrote}");
-    let left = || -> Vec<PathBuf> {
-        std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with("toolhost-scratch-")
-            })
-            .map(|e| e.path().join(&marker))
-            .filter(|p| p.exists())
-            .collect()
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while !left().is_empty() && std::time::Instant::now() < deadline {
-        thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert_eq!(left(), Vec::<PathBuf>::new(), "removed after the call");
+    assert!(scratch_removed(&marker), "removed after the call");
     let escape = call(
         &m,
         "python-exec_run_python",
@@ -639,20 +622,22 @@ fn deep_tree(marker: &str) -> String {
     )
 }
 
+/// The scratch directories on the host now.
+fn scratch_dirs() -> impl Iterator<Item = PathBuf> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("toolhost-scratch-"))
+        })
+}
+
 /// Waits (a bounded while) until no scratch directory on the host holds
 /// `marker`; whether none does.
 fn scratch_removed(marker: &str) -> bool {
-    let left = || {
-        std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with("toolhost-scratch-")
-            })
-            .any(|e| e.path().join(marker).exists())
-    };
+    let left = || scratch_dirs().any(|dir| dir.join(marker).exists());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while left() && std::time::Instant::now() < deadline {
         thread::sleep(std::time::Duration::from_millis(50));
@@ -716,15 +701,8 @@ fn host_usage(dir: &std::path::Path) -> (u64, u64) {
 
 /// The scratch directory on the host that holds `marker`.
 fn scratch_holding(marker: &str) -> PathBuf {
-    std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("toolhost-scratch-"))
-                && p.join(marker).exists()
-        })
+    scratch_dirs()
+        .find(|dir| dir.join(marker).exists())
         .expect("the session's scratch directory")
 }
 
