@@ -5,7 +5,7 @@
 //! next call works.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::thread;
 
 use serde_json::{Value, json};
@@ -592,25 +592,35 @@ fn the_example_config_serves_the_interpreters() {
     assert_eq!(session.call(&js_call("w + 1")), "21\n");
 }
 
-/// `python-exec` with a scratch directory and sessions, with the time,
-/// fuel and entries to build a directory chain 30,000 deep.
-fn python_for_deep_trees() -> ToolManager {
-    static LOADED: OnceLock<WasmModule> = OnceLock::new();
-    let module = LOADED.get_or_init(|| {
-        let limits = Limits {
-            fuel: 40_000_000_000,
-            timeout_ms: 120_000,
-            max_created_entries: 100_000,
-            ..limits()
-        };
-        WasmModule::from_file(runtime(), &built(Example::PYTHON_EXEC), None, limits).expect("loads")
-    });
+/// `python-exec` with a scratch directory and sessions, with the time and
+/// fuel for programs that make tens of thousands of entries even on a slow,
+/// busy machine, and `max_created_entries` as given (each bound loaded once).
+fn python_with_time_for(max_created_entries: u64) -> ToolManager {
+    static LOADED: Mutex<Vec<(u64, WasmModule)>> = Mutex::new(Vec::new());
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    let module = match loaded.iter().find(|(n, _)| *n == max_created_entries) {
+        Some((_, module)) => module.clone(),
+        None => {
+            let limits = Limits {
+                fuel: 40_000_000_000,
+                timeout_ms: 120_000,
+                max_created_entries,
+                ..limits()
+            };
+            let module =
+                WasmModule::from_file(runtime(), &built(Example::PYTHON_EXEC), None, limits)
+                    .expect("loads");
+            loaded.push((max_created_entries, module.clone()));
+            module
+        }
+    };
+    drop(loaded);
     let grants = Grants {
         scratch: true,
         ..Grants::default()
     };
     let access: Access = grants.resolve(std::path::Path::new(".")).expect("grants");
-    manager_of(module.clone().with_access(access).with_sessions(1000))
+    manager_of(module.with_access(access).with_sessions(1000))
 }
 
 /// A program that leaves `marker` in its scratch directory beside a chain
@@ -651,7 +661,7 @@ fn scratch_removed(marker: &str) -> bool {
 /// its session ends; the host answers the next call.
 #[test]
 fn a_scratch_tree_of_any_depth_is_removed_and_the_host_answers_on() {
-    let m = python_for_deep_trees();
+    let m = python_with_time_for(100_000);
     let marker = format!("fresh-{}", toolhost::SessionId::new());
     assert_eq!(
         run_python(&m, &deep_tree(&marker)).lines().next(),
@@ -712,7 +722,7 @@ fn scratch_holding(marker: &str) -> PathBuf {
 /// than `max_write_bytes` plus about 4 KiB an entry.
 #[test]
 fn created_entries_are_bounded_and_refused_like_a_full_disk() {
-    let m = python(true);
+    let m = python_with_time_for(Limits::default().max_created_entries);
     let session = m.session();
     let marker = format!("entries-{}", toolhost::SessionId::new());
     let code = format!(
@@ -753,7 +763,7 @@ fn created_entries_are_bounded_and_refused_like_a_full_disk() {
 /// a file's end counts as written.
 #[test]
 fn a_sessions_scratch_quota_sees_files_buried_at_any_depth_and_holes() {
-    let m = python(true);
+    let m = python_with_time_for(Limits::default().max_created_entries);
     let session = m.session();
     let bury = "import os\nopen('f', 'wb').write(b'x' * 900 * 1024)\nos.mkdir('b0')\nos.rename('f', 'b0/f')\nfor i in range(1, 2200):\n    os.mkdir(f'b{i}')\n    os.rename(f'b{i-1}', f'b{i}/x')\nos.rename('b2199', 'top' + str(len(os.listdir('.'))))\nprint('buried')";
     assert_eq!(
