@@ -10,18 +10,20 @@
 mod client;
 mod credentials;
 mod fetch;
+mod http;
 mod layout;
 mod push;
 mod reference;
 mod registries;
 mod signatures;
 mod store;
+mod token;
 
 pub use fetch::{OciContext, OciRequest, PinSource, Pulled};
 pub use layout::{WASM_CONFIG, WASM_LAYER, WASM_LAYER_TYPES};
 pub use push::Pushed;
 pub use reference::OciReference;
-pub use registries::{RegistryConfig, check_registries};
+pub use registries::{DEFAULT_REGISTRY_TIMEOUT_MS, RegistryConfig, check_registries};
 pub use store::PullStore;
 
 /// What went wrong fetching, verifying or pushing.

@@ -12,8 +12,9 @@ use crate::trust::{
     SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE, SigningKey, simple_signing_payload,
 };
 
-use super::client::{Registry, error_chain, hex};
+use super::client::{Registry, hex};
 use super::fetch::{OciContext, block_on};
+use super::http::error_chain;
 use super::layout::{MANIFEST_TYPES, MAX_MANIFEST_BYTES, OCI_MANIFEST, WASM_CONFIG, WASM_LAYER};
 use super::reference::OciReference;
 use super::signatures::signature_tag;
@@ -48,17 +49,21 @@ impl OciContext<'_> {
     ) -> Result<Pushed, OciError> {
         block_on(async {
             let registry = self.connect(reference).await?;
-            let auth = registry.oci_auth(reference, true).await?;
+            let auth = registry.push_auth(reference).await?;
             registry
-                .oci()
-                .auth(reference.oci(), &auth, RegistryOperation::Push)
-                .await
-                .map_err(|e| {
-                    push_error(
-                        &registry,
-                        format!("signing in to push: {}", error_chain(&e)),
-                    )
-                })?;
+                .within("signing in to push", async {
+                    registry
+                        .oci()
+                        .auth(reference.oci(), &auth, RegistryOperation::Push)
+                        .await
+                        .map_err(|e| {
+                            push_error(
+                                &registry,
+                                format!("signing in to push: {}", error_chain(&e)),
+                            )
+                        })
+                })
+                .await?;
             let digest = push_component(&registry, reference, component).await?;
             let signature_tag = match key {
                 Some(key) => Some(sign(&registry, reference, &digest, key).await?),
@@ -123,16 +128,21 @@ async fn push_blob(
 ) -> Result<(String, u64), OciError> {
     let digest = sha256(&bytes);
     let size = bytes.len() as u64;
+    let what = format!("pushing blob {digest}");
     registry
-        .oci()
-        .push_blob(reference.oci(), bytes, &digest)
-        .await
-        .map_err(|e| {
-            push_error(
-                registry,
-                format!("cannot push blob {digest}: {}", error_chain(&e)),
-            )
-        })?;
+        .within(&what, async {
+            registry
+                .oci()
+                .push_blob(reference.oci(), bytes, &digest)
+                .await
+                .map_err(|e| {
+                    push_error(
+                        registry,
+                        format!("cannot push blob {digest}: {}", error_chain(&e)),
+                    )
+                })
+        })
+        .await?;
     Ok((digest, size))
 }
 
@@ -144,23 +154,28 @@ async fn push_manifest(
     let body = serde_json::to_vec(manifest)
         .map_err(|e| OciError::new(OciErrorKind::Config, e.to_string()))?;
     let digest = sha256(&body);
+    let what = format!("pushing the manifest to {reference}");
     registry
-        .oci()
-        .push_manifest_raw(
-            reference.oci(),
-            body,
-            HeaderValue::from_static(OCI_MANIFEST),
-        )
-        .await
-        .map_err(|e| {
-            push_error(
-                registry,
-                format!(
-                    "cannot push the manifest to {reference}: {}",
-                    error_chain(&e)
-                ),
-            )
-        })?;
+        .within(&what, async {
+            registry
+                .oci()
+                .push_manifest_raw(
+                    reference.oci(),
+                    body,
+                    HeaderValue::from_static(OCI_MANIFEST),
+                )
+                .await
+                .map_err(|e| {
+                    push_error(
+                        registry,
+                        format!(
+                            "cannot push the manifest to {reference}: {}",
+                            error_chain(&e)
+                        ),
+                    )
+                })
+        })
+        .await?;
     Ok(digest)
 }
 

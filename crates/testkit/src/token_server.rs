@@ -75,6 +75,12 @@ impl TokenServer {
         }
     }
 
+    /// Where it listens, `127.0.0.1:PORT`: the host a `[[registries]]`
+    /// entry must mark `plain_http = true` for credentials to be sent here.
+    pub fn host(&self) -> &str {
+        &self.addr
+    }
+
     /// The registry settings that send clients here for tokens.
     pub fn registry_auth(&self) -> RegistryAuth {
         RegistryAuth::Token {

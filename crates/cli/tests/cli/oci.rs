@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 use toolhost_testkit::guest;
+use toolhost_testkit::http_server::{Reply, TestCa, TestServer};
 use toolhost_testkit::registry::{
     RegistryAuth, TestRegistry, key_pair_pem, key_pair_pem_of, sha256,
 };
@@ -815,23 +816,51 @@ fn basic_auth_needs_the_docker_config_credentials() {
     assert!(!text.contains("s3cret"));
 }
 
+/// `[[registries]]` entries for a plain HTTP registry and for its token
+/// service (on another port), so that credentials may go to both.
+fn registries_with_tokens(registry: &TestRegistry, tokens: &TokenServer) -> String {
+    format!(
+        "{}[[registries]]\nhost = \"{}\"\nplain_http = true\n",
+        registries(registry),
+        tokens.host()
+    )
+}
+
 #[test]
 fn bearer_tokens_come_from_the_registry_token_service() {
     let tokens = TokenServer::start("bob", "hunter2");
     let registry = TestRegistry::start_with(tokens.registry_auth());
     let reference = format!("{}/acme/echo:1.0", registry.host());
-    let site = Site::new(&registries(&registry));
+    let site = Site::new(&registries_with_tokens(&registry, &tokens));
     let o = site.run(&["push", echo().to_str().unwrap(), &reference]);
     assert_ne!(o.status.code(), Some(0), "{}", both(&o));
     assert!(err(&o).contains("docker/config.json"), "{}", err(&o));
 
     site.login(registry.host(), "bob", "hunter2");
+    // The token service is on plain HTTP on another port: no credentials
+    // go there until an entry marks that host plain_http.
+    site.write("toolhost.toml", &registries(&registry));
+    let o = site.run(&["push", echo().to_str().unwrap(), &reference]);
+    assert_ne!(o.status.code(), Some(0), "{}", both(&o));
+    assert!(
+        err(&o).contains(&format!("http://{}/token", tokens.host()))
+            && err(&o).contains("clear text"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(tokens.issued(), 0);
+
+    site.write("toolhost.toml", &registries_with_tokens(&registry, &tokens));
     let digest = push(&site, &echo(), &reference, None);
     assert!(tokens.issued() > 0);
     let pinned = format!("{}/acme/echo@{digest}", registry.host());
     site.write(
         "toolhost.toml",
-        &format!("{}{}", registries(&registry), module(&pinned)),
+        &format!(
+            "{}{}",
+            registries_with_tokens(&registry, &tokens),
+            module(&pinned)
+        ),
     );
     let o = call_echo(&site, "token");
     assert_eq!(out(&o), "token\n", "{}", err(&o));
@@ -842,14 +871,18 @@ fn an_identity_token_is_exchanged_for_access_tokens() {
     let tokens = TokenServer::start("carol", "pa55");
     let registry = TestRegistry::start_with(tokens.registry_auth());
     let reference = format!("{}/acme/echo:1.0", registry.host());
-    let site = Site::new(&registries(&registry));
+    let site = Site::new(&registries_with_tokens(&registry, &tokens));
     let config = json!({"auths": {registry.host(): {"identitytoken": tokens.identity_token()}}});
     site.write("docker/config.json", &config.to_string());
     let digest = push(&site, &echo(), &reference, None);
     let pinned = format!("{}/acme/echo@{digest}", registry.host());
     site.write(
         "toolhost.toml",
-        &format!("{}{}", registries(&registry), module(&pinned)),
+        &format!(
+            "{}{}",
+            registries_with_tokens(&registry, &tokens),
+            module(&pinned)
+        ),
     );
     let o = call_echo(&site, "refreshed");
     assert_eq!(out(&o), "refreshed\n", "{}", err(&o));
@@ -863,6 +896,163 @@ fn an_identity_token_is_exchanged_for_access_tokens() {
         out(&o).contains("docker/config.json") && out(&o).contains(registry.host()),
         "{}",
         out(&o)
+    );
+}
+
+/// A registry that answers every request 401 with a bearer challenge
+/// sending clients to `realm` for tokens.
+fn challenging(realm: &str) -> Reply {
+    let body = r#"{"errors":[{"code":"UNAUTHORIZED"}]}"#;
+    Reply::Raw {
+        bytes: format!(
+            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"{realm}\",service=\"svc\"\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes(),
+    }
+}
+
+/// A site whose one module is pinned on the HTTPS test registry `registry`
+/// (trusted through `ca.pem`), with `extra` config after it.
+fn https_site(ca: &TestCa, registry: &TestServer, extra: &str) -> Site {
+    let host = registry.addr().to_string();
+    let pinned = format!("{host}/acme/echo@sha256:{}", "a".repeat(64));
+    let site = Site::new(&format!(
+        "[[registries]]\nhost = \"{host}\"\nca_file = \"ca.pem\"\n{extra}{}",
+        module(&pinned)
+    ));
+    ca.write_pem(&site.path().join("ca.pem"));
+    site
+}
+
+/// The Docker configs of case A (basic credentials) and case B (an
+/// identity token) for `host`.
+fn credentials_of_both_kinds(host: &str) -> [(&'static str, Value); 2] {
+    use base64::Engine as _;
+    let auth = base64::engine::general_purpose::STANDARD.encode("dave:s3cret-pw");
+    [
+        ("basic", json!({"auths": {host: {"auth": auth}}})),
+        (
+            "identity token",
+            json!({"auths": {host: {"identitytoken": "refresh-s3cret"}}}),
+        ),
+    ]
+}
+
+#[test]
+fn credentials_never_go_to_a_plain_http_token_service_the_config_did_not_name() {
+    let ca = TestCa::new();
+    let realm = TestServer::start([("/token", Reply::text(200, r#"{"token":"t0ken"}"#))]);
+    let realm_url = format!("{}/token", realm.origin_ip());
+    let registry = TestServer::start_tls([("/v2/", challenging(&realm_url))], &ca);
+    let host = registry.addr().to_string();
+    for (kind, credentials) in credentials_of_both_kinds(&host) {
+        let site = https_site(&ca, &registry, "");
+        site.write("docker/config.json", &credentials.to_string());
+        let o = site.run(&["pull"]);
+        assert_ne!(o.status.code(), Some(0), "{kind}: {}", both(&o));
+        assert!(
+            both(&o).contains(&realm_url)
+                && both(&o).contains("clear text")
+                && both(&o).contains(&format!("host = \"{}\"", realm.addr())),
+            "{kind}: the error names the realm and why: {}",
+            both(&o)
+        );
+        assert!(
+            realm.requests().is_empty(),
+            "{kind}: nothing was sent to the plain HTTP realm"
+        );
+    }
+    // Anonymous: nothing secret to send, so the token is asked for.
+    let site = https_site(&ca, &registry, "");
+    let o = site.run(&["pull"]);
+    assert_ne!(o.status.code(), Some(0));
+    let asked = realm.requests();
+    assert!(!asked.is_empty(), "{}", both(&o));
+    assert!(asked.iter().all(|r| r.header("authorization").is_none()));
+}
+
+#[test]
+fn credentials_go_to_an_https_token_service_or_a_plain_http_host_an_entry_names() {
+    let ca = TestCa::new();
+    let answer = Reply::text(200, r#"{"access_token":"t0ken"}"#);
+    let plain = TestServer::start([("/token", answer.clone())]);
+    let tls = TestServer::start_tls([("/token", answer)], &ca);
+    let entry = format!(
+        "[[registries]]\nhost = \"{}\"\nplain_http = true\n",
+        plain.addr()
+    );
+    for (realm, extra) in [(&tls, String::new()), (&plain, entry)] {
+        let realm_url = format!("{}/token", realm.origin_ip());
+        let registry = TestServer::start_tls([("/v2/", challenging(&realm_url))], &ca);
+        let host = registry.addr().to_string();
+        for (kind, credentials) in credentials_of_both_kinds(&host) {
+            let site = https_site(&ca, &registry, &extra);
+            site.write("docker/config.json", &credentials.to_string());
+            let before = realm.requests().len();
+            let o = site.run(&["pull"]);
+            let asked = &realm.requests()[before..];
+            let sent = match kind {
+                "basic" => asked.iter().any(|r| {
+                    r.method == "GET"
+                        && r.header("authorization")
+                            .is_some_and(|a| a.starts_with("Basic "))
+                        && r.path.contains("scope=repository%3Aacme%2Fecho%3Apull")
+                }),
+                _ => asked.iter().any(|r| {
+                    r.method == "POST"
+                        && String::from_utf8_lossy(&r.body).contains("refresh_token=refresh-s3cret")
+                }),
+            };
+            assert!(sent, "{kind} to {realm_url}: {asked:?}\n{}", both(&o));
+            assert!(
+                registry
+                    .requests()
+                    .iter()
+                    .any(|r| r.path.contains("/manifests/")
+                        && r.header("authorization") == Some("Bearer t0ken")),
+                "{kind}: the token was used"
+            );
+        }
+    }
+}
+
+#[test]
+fn token_answers_are_bounded_in_size_and_time() {
+    let ca = TestCa::new();
+    let realm = TestServer::start([
+        ("/endless", Reply::Chunked { len: usize::MAX }),
+        ("/drip", Reply::Trickle { interval_ms: 100 }),
+    ]);
+    let endless = format!("{}/endless", realm.origin_ip());
+    let registry = TestServer::start_tls([("/v2/", challenging(&endless))], &ca);
+    let site = https_site(&ca, &registry, "");
+    let o = site.run(&["pull"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        both(&o).contains(&format!("the token answer from {endless}"))
+            && both(&o).contains("past the most accepted (65536 bytes)"),
+        "{}",
+        both(&o)
+    );
+
+    let drip = format!("{}/drip", realm.origin_ip());
+    let registry = TestServer::start_tls([("/v2/", challenging(&drip))], &ca);
+    let host = registry.addr().to_string();
+    let site = Site::new(&format!(
+        "[[registries]]\nhost = \"{host}\"\nca_file = \"ca.pem\"\ntimeout_ms = 1500\n{}",
+        module(&format!("{host}/acme/echo@sha256:{}", "a".repeat(64)))
+    ));
+    ca.write_pem(&site.path().join("ca.pem"));
+    let o = site.run(&["pull"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        both(&o).contains(&format!("registry {host}"))
+            && both(&o).contains("within 1500 ms")
+            && both(&o).contains("timeout_ms"),
+        "the error names the host and the deadline: {}",
+        both(&o)
     );
 }
 
