@@ -90,8 +90,12 @@ fn text(fault: &Fault, subject: Subject<'_>, limits: &Limits) -> String {
             } else {
                 ("the limit", limits.max_tool_info_bytes)
             };
+            let returned = match bytes {
+                Some(bytes) => format!("returned {bytes} bytes"),
+                None => "answered".to_string(),
+            };
             format!(
-                "{who} returned {bytes} bytes, more than {of} of {max} bytes{}{end}",
+                "{who} {returned}, more than {of} of {max} bytes{}{end}",
                 key(" (limits.max_tool_info_bytes)")
             )
         }
@@ -158,7 +162,7 @@ mod tests {
             "Error: tool 'm_t' exceeded its time limit of 10000 ms."
         );
         assert_eq!(
-            call(Fault::OutputTooLarge(5)),
+            call(Fault::OutputTooLarge(Some(5))),
             "Error: tool 'm_t' returned 5 bytes, more than its output limit of 1048576 bytes."
         );
         assert_eq!(
@@ -179,7 +183,7 @@ mod tests {
             "tool-info exceeded its time limit of 10000 ms (limits.tool_info_timeout_ms)"
         );
         assert_eq!(
-            info(Fault::OutputTooLarge(5)),
+            info(Fault::OutputTooLarge(Some(5))),
             "tool-info returned 5 bytes, more than the limit of 1048576 bytes (limits.max_tool_info_bytes)"
         );
         assert_eq!(

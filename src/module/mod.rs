@@ -450,10 +450,14 @@ impl WasmModule {
         };
         let object = arguments.object()?;
         let max_text = to_usize(self.inner.target.limits.max_output_bytes);
-        let params = func.arguments(&object).map_err(|e| {
-            let text = format!("tool '{name}' was given invalid arguments: {}", e.0);
-            ToolError::new(ToolErrorKind::InvalidArguments, cut_text(text, max_text))
-        })?;
+        let limits = &self.inner.target.limits;
+        let memory_bytes = limits.memory_mib.saturating_mul(1024 * 1024);
+        let params = func
+            .arguments(&object, arguments.len(), memory_bytes)
+            .map_err(|e| {
+                let text = format!("tool '{name}' was given invalid arguments: {}", e.0);
+                ToolError::new(ToolErrorKind::InvalidArguments, cut_text(text, max_text))
+            })?;
         Ok(Request::Typed(TypedCall {
             export: func.export,
             interface: func.interface.clone(),

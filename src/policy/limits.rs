@@ -200,8 +200,9 @@ limits! {
     tool_info_fuel = 1_000_000_000, max 1 << 50, Load, "fuel of `tool-info`";
     /// Wall-clock time for the one `tool-info` call at load, in milliseconds.
     tool_info_timeout_ms = 10_000, max 86_400_000, Load, "wall-clock time of `tool-info`, ms";
-    /// The largest `tool-info` answer accepted, in bytes.
-    max_tool_info_bytes = MIB, max GIB, Load, "`tool-info` answer, bytes";
+    /// The largest `tool-info` answer accepted, in bytes; for a component
+    /// written for another host, the most its tools' schemas may take.
+    max_tool_info_bytes = MIB, max GIB, Load, "`tool-info` answer (or a typed component's schemas), bytes";
     /// The most tools one module may declare.
     max_tools = 1024, max 100_000, Load, "tools one module declares";
     /// Wall-clock time for a whole batch of calls, in milliseconds; calls not

@@ -3,7 +3,7 @@
 //! of it.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wasmtime::Store;
 use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre, Val};
@@ -122,8 +122,23 @@ pub(crate) struct TypedCall {
     pub params: Arc<[Val]>,
     /// How many results it gives back (0 or 1).
     pub results: usize,
-    /// Its results as the answer text (`Ok`) or the tool's error (`Err`).
-    pub render: fn(Vec<Val>) -> Result<String, String>,
+    /// Its results as the answer text (`Ok`) or the tool's error (`Err`),
+    /// written up to the output limit (the `usize`) and the deadline.
+    pub render: Render,
+}
+
+/// Writes a typed call's results as text, within the output limit (the
+/// `usize`) and before the deadline.
+pub(crate) type Render =
+    fn(Vec<Val>, usize, Instant) -> Result<Result<String, String>, TextStopped>;
+
+/// Why turning a typed call's results into text stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TextStopped {
+    /// The text passed the output limit; what was written up to it.
+    PastLimit(String),
+    /// The call's deadline passed while it was written.
+    PastDeadline,
 }
 
 /// A call's answer: the guest's `ok` or `err` text, or why there is none.
@@ -391,7 +406,12 @@ pub(super) async fn call_export(
             let mut results = vec![Val::Bool(false); call.results];
             func.call_async(&mut *store, &call.params, &mut results)
                 .await?;
-            Ok(sized((call.render)(results), max_bytes))
+            let deadline = store.data().deadline.get();
+            Ok(match (call.render)(results, max_bytes, deadline) {
+                Ok(answer) => sized(answer, max_bytes),
+                Err(TextStopped::PastLimit(_)) => Err(Fault::OutputTooLarge(None)),
+                Err(TextStopped::PastDeadline) => Err(Fault::Timeout),
+            })
         }
     }
 }
@@ -426,7 +446,7 @@ fn typed_func(
 /// The answer, or its size if it is larger than `max_bytes`.
 fn check_size(text: String, max_bytes: usize) -> Result<String, Fault> {
     if text.len() > max_bytes {
-        return Err(Fault::OutputTooLarge(text.len()));
+        return Err(Fault::OutputTooLarge(Some(text.len())));
     }
     Ok(text)
 }

@@ -20,8 +20,9 @@ pub(crate) enum Fault {
     MemoryLimit,
     /// The guest called `exit` with this status before answering.
     Exited(i32),
-    /// The answer has this many bytes, more than the limit; it was not copied.
-    OutputTooLarge(usize),
+    /// The answer has this many bytes (`None`: it was not all made), more
+    /// than the limit; it was not copied.
+    OutputTooLarge(Option<usize>),
     /// Another limit, by its config key (`max_instances`, `max_tables`, ...).
     ResourceLimit(&'static str),
     Panicked(String),

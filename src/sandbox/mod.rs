@@ -33,7 +33,7 @@ mod store;
 mod warm;
 mod wasi_context;
 
-pub(crate) use call::{CallReport, Exports, Request, Target, TypedCall, run};
+pub(crate) use call::{CallReport, Exports, Request, Target, TextStopped, TypedCall, run};
 pub(crate) use capture::Captured;
 pub(crate) use fault::Fault;
 pub(crate) use http::HttpClient;

@@ -721,3 +721,231 @@ fn an_invalid_argument_error_is_capped_at_the_output_limit() {
         "{answer}"
     );
 }
+
+/// A core module for hostile components: one page of memory (more as
+/// given), a bump allocator `realloc` and the functions in `funcs` (WAT).
+fn core_with_memory(pages: u32, funcs: &str) -> String {
+    format!(
+        r#"(core module $m
+            (memory (export "memory") {pages})
+            (global $bump (mut i32) (i32.const 1024))
+            (func (export "realloc") (param i32 i32 i32 i32) (result i32)
+              (local $p i32)
+              (local.set $p (global.get $bump))
+              (global.set $bump (i32.add (local.get $p) (local.get 3)))
+              (local.get $p))
+            {funcs})
+          (core instance $i (instantiate $m))"#
+    )
+}
+
+/// The options of a lifted function that reads and writes memory.
+const WITH_MEMORY: &str =
+    r#"(memory (core memory $i "memory")) (realloc (core func $i "realloc"))"#;
+
+fn load_wat(name: &str, text: &str, limits: Limits) -> Result<WasmModule, toolhost::LoadError> {
+    let bytes = wat::parse_str(text).expect("valid WAT");
+    WasmModule::from_bytes(runtime(), name, &bytes, limits)
+}
+
+/// `f(n) -> list<fl>`, `fl` a flags type of 32 one-letter-ish names, all
+/// set: the host's copy of each element is 32 strings.
+fn flags_lister() -> String {
+    let names: String = (0..32)
+        .map(|i| {
+            format!(
+                " \"{}{}\"",
+                (b'a' + (i % 26) as u8) as char,
+                "z".repeat(i / 26)
+            )
+        })
+        .collect();
+    let core = core_with_memory(
+        8,
+        r#"(func (export "f") (param $n i32) (result i32)
+             (i32.store (i32.const 0) (i32.const 16))
+             (i32.store (i32.const 4) (local.get $n))
+             (memory.fill (i32.const 16) (i32.const 255) (i32.mul (local.get $n) (i32.const 4)))
+             (i32.const 0))"#,
+    );
+    format!(
+        r#"(component {core}
+            (type $fl (flags{names}))
+            (export $fle "fl" (type $fl))
+            (func $f (param "n" u32) (result (list $fle)) (canon lift (core func $i "f") {WITH_MEMORY}))
+            (export "f" (func $f)))"#
+    )
+}
+
+/// A result's host copy is bounded by the call's memory limit as it is
+/// made (each flag name at what its copy costs), and its text by the
+/// output limit as it is written: a component cannot make the host hold
+/// hundreds of MiB for a 400 KB answer.
+#[test]
+fn results_cost_the_host_no_more_than_the_calls_limits() {
+    let limits = Limits {
+        memory_mib: 8,
+        max_output_bytes: 1000,
+        ..Limits::default()
+    };
+    let module = load_wat("fl", &flags_lister(), limits).expect("loads");
+    let one = call(&module, "fl_f", json!({"n": 1}));
+    let all: Vec<Value> = serde_json::from_str::<Vec<Vec<Value>>>(&one).expect(&one)[0].clone();
+    assert_eq!(all.len(), 32, "{one}");
+    assert_eq!(
+        call(&module, "fl_f", json!({"n": 1000})),
+        "Error: tool 'fl_f' answered, more than its output limit of 1000 bytes."
+    );
+    assert_eq!(
+        call(&module, "fl_f", json!({"n": 100_000})),
+        "Error: tool 'fl_f' passed the host more than 8388608 bytes at once (its memory limit)."
+    );
+    assert_eq!(call(&module, "fl_f", json!({"n": 0})), "[]");
+}
+
+/// `g(x: list<r>) -> u32` (the list's length), `r` a record of `fields`
+/// optional bytes.
+fn wide_records(fields: usize) -> String {
+    let fields: String = (0..fields)
+        .map(|i| format!(" (field \"f{i}\" (option u8))"))
+        .collect();
+    let core = core_with_memory(
+        16,
+        r#"(func (export "g") (param i32 i32) (result i32) (local.get 1))"#,
+    );
+    format!(
+        r#"(component {core}
+            (type $r (record{fields}))
+            (export $re "r" (type $r))
+            (func $g (param "x" (list $re)) (result u32) (canon lift (core func $i "g") {WITH_MEMORY}))
+            (export "g" (func $g)))"#
+    )
+}
+
+/// Converting arguments takes host memory in proportion to their bytes
+/// (64 times, plus 1 MiB) and never past `memory_mib`: 9 KB of empty
+/// objects for records of 800 optional fields are refused before they
+/// become 250 MiB of values, naming the bound.
+#[test]
+fn arguments_cost_the_host_memory_in_proportion_to_their_bytes() {
+    let text = wide_records(800);
+    let module = load_wat("w", &text, Limits::default()).expect("loads");
+    assert_eq!(call(&module, "w_g", json!({"x": [{}, {"f7": 1}]})), "2");
+    let many = json!({"x": vec![json!({}); 3000]});
+    assert_eq!(many.to_string().len(), 9007);
+    let answer = call(&module, "w_g", many);
+    assert!(
+        answer.starts_with(
+            "Error: tool 'w_g' was given invalid arguments: as component values they would take more than "
+        ) && answer.ends_with(
+            "bytes of host memory, the most allowed for arguments of this size (64 times their bytes, plus 1 MiB; at most memory_mib); send fewer or smaller values"
+        ),
+        "{answer}"
+    );
+    let small = Limits {
+        memory_mib: 1,
+        ..Limits::default()
+    };
+    let module = load_wat("w", &text, small).expect("loads");
+    assert_eq!(
+        call(&module, "w_g", json!({"x": vec![json!({}); 40]})),
+        "Error: tool 'w_g' was given invalid arguments: as component values they would take more than 1048576 bytes of host memory, the most the call's memory_mib allows; send fewer or smaller values"
+    );
+}
+
+/// `count` functions `f0`... each taking a record of `fields` bytes, and
+/// `ok()`.
+fn many_wide_functions(count: usize, fields: usize) -> String {
+    let fields: String = (0..fields)
+        .map(|i| format!(" (field \"f{i}\" u8)"))
+        .collect();
+    let core = core_with_memory(
+        1,
+        r#"(func (export "f") (param i32) (result i32) (i32.const 7))
+           (func (export "ok") (result i32) (i32.const 7))"#,
+    );
+    let funcs: String = (0..count)
+        .map(|n| {
+            format!(
+                r#"(func $f{n} (param "r" $re) (result u32) (canon lift (core func $i "f") {WITH_MEMORY}))
+                   (export "f{n}" (func $f{n}))"#
+            )
+        })
+        .collect();
+    format!(
+        r#"(component {core}
+            (type $r (record{fields}))
+            (export $re "r" (type $r))
+            (func $ok (result u32) (canon lift (core func $i "ok")))
+            (export "ok" (func $ok))
+            {funcs})"#
+    )
+}
+
+/// Schemas are bounded while they are built: one tool's at 256 KiB (an
+/// enum of ten 99,000-character names is left out, not written out 300
+/// times), one module's at `max_tool_info_bytes`, and `max_tools` is
+/// checked before any is built.
+#[test]
+fn schemas_are_bounded_per_tool_and_per_module_as_they_are_built() {
+    let names: String = (0..10)
+        .map(|i| format!(" \"{}-{}\"", "a".repeat(99_000), (b'a' + i) as char))
+        .collect();
+    let fields: String = (0..300).map(|i| format!(" (field \"f{i}\" $ee)")).collect();
+    let core = core_with_memory(
+        1,
+        r#"(func (export "f") (param i32) (result i32) (i32.const 7))
+           (func (export "ok") (result i32) (i32.const 7))"#,
+    );
+    let text = format!(
+        r#"(component {core}
+            (type $e (enum{names}))
+            (export $ee "e" (type $e))
+            (type $r (record{fields}))
+            (export $re "r" (type $r))
+            (func $big (param "r" $re) (result u32) (canon lift (core func $i "f") {WITH_MEMORY}))
+            (export "big" (func $big))
+            (func $ok (result u32) (canon lift (core func $i "ok")))
+            (export "ok" (func $ok)))"#
+    );
+    let module = load_wat("e", &text, Limits::default()).expect("loads");
+    assert_eq!(call(&module, "e_ok", json!({})), "7");
+    let left: Vec<_> = module.left_out().to_vec();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].function, "big");
+    assert_eq!(
+        left[0].reason,
+        "its schema would take more than 262144 bytes (the most one tool's schema may take)"
+    );
+
+    let text = many_wide_functions(200, 1500);
+    let few = Limits {
+        max_tools: 100,
+        ..Limits::default()
+    };
+    let e = load_wat("m", &text, few).unwrap_err();
+    assert_eq!(e.kind, LoadErrorKind::InvalidToolInfo);
+    assert_eq!(
+        e.reason,
+        "it exports 201 functions, more than the limit of 100 tools (limits.max_tools)"
+    );
+    let module = load_wat("m", &text, Limits::default()).expect("loads");
+    let served = module.infos().len();
+    assert!((2..10).contains(&served), "{served} tools");
+    let left = module.left_out();
+    assert_eq!(served + left.len(), 201);
+    assert!(
+        left.iter().all(|l| l.reason.starts_with("its schema would take more than ")
+            && l.reason.ends_with(
+                "(what is left of limits.max_tool_info_bytes = 1048576, which bounds the schemas of all of one module's tools)"
+            )),
+        "{:?}",
+        &left[..2]
+    );
+    let bytes: usize = module
+        .infos()
+        .iter()
+        .map(|i| i.to_openai().to_string().len())
+        .sum();
+    assert!(bytes <= 1024 * 1024, "{bytes} bytes of schemas");
+}

@@ -49,10 +49,18 @@ pub(crate) struct TypedFunc {
 }
 
 impl TypedFunc {
-    /// The values of a call's parameters from its JSON object of arguments,
-    /// or what is wrong with them.
-    pub(crate) fn arguments(&self, object: &Map<String, Value>) -> Result<Vec<Val>, WrongArgument> {
-        to_val::arguments(&self.params, object)
+    /// The values of a call's parameters from its JSON object of arguments
+    /// (`argument_bytes` long), or what is wrong with them: the values may
+    /// take host memory in proportion to the arguments' bytes, and at most
+    /// `memory_bytes` (the call's `memory_mib`).
+    pub(crate) fn arguments(
+        &self,
+        object: &Map<String, Value>,
+        argument_bytes: usize,
+        memory_bytes: u64,
+    ) -> Result<Vec<Val>, WrongArgument> {
+        let mut budget = to_val::argument_budget(argument_bytes, memory_bytes);
+        to_val::arguments(&self.params, object, &mut budget)
     }
 
     /// How many results a call gives back (0 or 1).
@@ -107,29 +115,43 @@ pub(crate) fn discover(
 ) -> Result<Discovered, LoadError> {
     let fail = |reason: String| LoadError::new(module, LoadErrorKind::WrongWorld, reason);
     let found = exported_functions(component);
-    let docs = docs::PackageDocs::of(bytes);
     let mut discovered = Discovered::default();
-    let mut taken: HashMap<String, String> = HashMap::new();
+    // Names first: what could be a tool is counted against `max_tools`
+    // before any schema is built.
+    let mut candidates = Vec::with_capacity(found.len());
     for f in found {
-        if let Some(reason) = toolchain_hook(&f, producers) {
-            discovered.left_out.push(LeftOut {
-                function: f.path,
-                reason: reason.into(),
-            });
-            continue;
-        }
-        let local = match local_name(f.interface.as_ref().map(|(_, s)| s.as_str()), &f.name) {
-            Ok(local) => local,
-            Err(reason) => {
-                discovered.left_out.push(LeftOut {
-                    function: f.path,
-                    reason,
-                });
-                continue;
-            }
+        let named = match toolchain_hook(&f, producers) {
+            Some(reason) => Err(reason.to_string()),
+            None => local_name(f.interface.as_ref().map(|(_, s)| s.as_str()), &f.name),
         };
-        let info = match tool_info(&f, &docs) {
-            Ok(info) => info,
+        match named {
+            Ok(local) => candidates.push((f, local)),
+            Err(reason) => discovered.left_out.push(LeftOut {
+                function: f.path,
+                reason,
+            }),
+        }
+    }
+    if candidates.len() as u64 > limits.max_tools {
+        return Err(LoadError::new(
+            module,
+            LoadErrorKind::InvalidToolInfo,
+            format!(
+                "it exports {} functions, more than the limit of {} tools (limits.max_tools)",
+                candidates.len(),
+                limits.max_tools
+            ),
+        ));
+    }
+    let docs = docs::PackageDocs::of(bytes);
+    let mut taken: HashMap<String, String> = HashMap::new();
+    let mut schema_bytes_left = usize::try_from(limits.max_tool_info_bytes).unwrap_or(usize::MAX);
+    for (f, local) in candidates {
+        let info = match tool_info(&f, &docs, schema_bytes_left, limits.max_tool_info_bytes) {
+            Ok((info, bytes)) => {
+                schema_bytes_left = schema_bytes_left.saturating_sub(bytes);
+                info
+            }
             Err(reason) => {
                 discovered.left_out.push(LeftOut {
                     function: f.path,
@@ -172,17 +194,6 @@ pub(crate) fn discover(
     }
     if discovered.tools.is_empty() {
         return Err(fail(nothing_usable(component, &discovered.left_out)));
-    }
-    if discovered.tools.len() as u64 > limits.max_tools {
-        return Err(LoadError::new(
-            module,
-            LoadErrorKind::InvalidToolInfo,
-            format!(
-                "it exports {} functions, more than the limit of {} tools (limits.max_tools)",
-                discovered.tools.len(),
-                limits.max_tools
-            ),
-        ));
     }
     for left in &discovered.left_out {
         tracing::warn!(
@@ -274,10 +285,37 @@ fn local_name(interface: Option<&str>, func: &str) -> Result<String, String> {
 }
 
 /// The tool's schema: description, parameters and, where every answer is
-/// a JSON object, its output schema.
-fn tool_info(f: &Found, docs: &docs::PackageDocs) -> Result<ToolInfo, String> {
+/// a JSON object, its output schema; and the most bytes it takes as JSON.
+/// It may take at most [`schema::MAX_TOOL_SCHEMA_BYTES`], and at most
+/// `module_left`, what is left of the module's `max_tool_info_bytes`.
+fn tool_info(
+    f: &Found,
+    docs: &docs::PackageDocs,
+    module_left: usize,
+    max_tool_info_bytes: u64,
+) -> Result<(ToolInfo, usize), String> {
     let unsupported = |e: schema::Unsupported| e.0;
-    let mut builder = schema::SchemaBuilder::new();
+    let mut builder = if module_left < schema::MAX_TOOL_SCHEMA_BYTES {
+        schema::SchemaBuilder::new(
+            module_left,
+            format!(
+                "what is left of limits.max_tool_info_bytes = {max_tool_info_bytes}, which bounds \
+                 the schemas of all of one module's tools"
+            ),
+        )
+    } else {
+        schema::SchemaBuilder::new(
+            schema::MAX_TOOL_SCHEMA_BYTES,
+            "the most one tool's schema may take".into(),
+        )
+    };
+    let description = docs
+        .function(
+            f.interface.as_ref().map(|(e, s)| (e.as_str(), s.as_str())),
+            &f.name,
+        )
+        .unwrap_or_else(|| default_description(f));
+    builder.take_text(&description).map_err(unsupported)?;
     let params: Vec<(String, Type)> = f.ty.params().map(|(n, t)| (n.to_string(), t)).collect();
     let parameters = builder.object(&params, 1).map_err(unsupported)?;
     let result = f.ty.results().next();
@@ -286,17 +324,13 @@ fn tool_info(f: &Found, docs: &docs::PackageDocs) -> Result<ToolInfo, String> {
         let schema = builder.schema(ty).map_err(unsupported)?;
         output = object_answer(ty, &schema);
     }
-    let interface = f.interface.as_ref().map(|(e, s)| (e.as_str(), s.as_str()));
-    let description = docs
-        .function(interface, &f.name)
-        .unwrap_or_else(|| default_description(f));
     let mut info = ToolInfo::new("", description, parameters);
     if let Some(schema) = output
         && fits_output_bounds(&schema)
     {
         info.extra.insert("outputSchema".into(), schema);
     }
-    Ok(info)
+    Ok((info, builder.bytes()))
 }
 
 /// The output schema when every answer is a JSON object: a record, or a

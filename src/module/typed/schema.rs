@@ -14,23 +14,72 @@ pub(crate) const MAX_TYPE_DEPTH: usize = 32;
 /// otherwise grow without bound.
 pub(crate) const MAX_SCHEMA_NODES: usize = 4096;
 
+/// The most bytes one tool's schema (parameters and output) may take as
+/// JSON text; a function whose types would take more is left out.
+pub const MAX_TOOL_SCHEMA_BYTES: usize = 256 * 1024;
+
+/// What one schema object costs at most as JSON text, besides the names
+/// it holds (`{"type":"integer","minimum":...,"maximum":...}` and the like).
+const NODE_BYTES: usize = 128;
+
 /// Why a type cannot be offered as JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Unsupported(pub String);
 
-/// Builds schemas under the depth and size bounds.
+/// Builds schemas under the depth and size bounds, counting their size as
+/// they are built (never past the bound: each part is counted before it is
+/// made).
 pub(crate) struct SchemaBuilder {
     nodes: usize,
+    bytes: usize,
+    max_bytes: usize,
+    /// What `max_bytes` is, in words, for the reason a function is left out.
+    bound: String,
 }
 
 impl SchemaBuilder {
-    pub(crate) fn new() -> Self {
-        Self { nodes: 0 }
+    /// A builder whose schemas may take at most `max_bytes` of JSON text,
+    /// `bound` saying which bound that is.
+    pub(crate) fn new(max_bytes: usize, bound: String) -> Self {
+        Self {
+            nodes: 0,
+            bytes: 0,
+            max_bytes,
+            bound,
+        }
+    }
+
+    /// The most bytes the schemas built so far take as JSON text.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// The schema of a value of `ty`.
     pub(crate) fn schema(&mut self, ty: &Type) -> Result<Value, Unsupported> {
         self.at(ty, 0)
+    }
+
+    /// Counts `bytes` more of JSON text, or says the bound is passed.
+    fn take(&mut self, bytes: usize) -> Result<(), Unsupported> {
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.bytes > self.max_bytes {
+            return Err(Unsupported(format!(
+                "its schema would take more than {} bytes ({})",
+                self.max_bytes, self.bound
+            )));
+        }
+        Ok(())
+    }
+
+    /// Counts a text written once (a description).
+    pub(crate) fn take_text(&mut self, text: &str) -> Result<(), Unsupported> {
+        self.take(text.len() + 3)
+    }
+
+    /// Counts names as they are written (quoted, with a separator).
+    fn take_names<'a>(&mut self, names: impl Iterator<Item = &'a str>) -> Result<(), Unsupported> {
+        let bytes = names.fold(0usize, |sum, n| sum.saturating_add(n.len() + 3));
+        self.take(bytes)
     }
 
     fn at(&mut self, ty: &Type, depth: usize) -> Result<Value, Unsupported> {
@@ -45,6 +94,7 @@ impl SchemaBuilder {
                 "its types are too large to describe (more than {MAX_SCHEMA_NODES} schema objects)"
             )));
         }
+        self.take(NODE_BYTES)?;
         let d = depth + 1;
         Ok(match ty {
             Type::Bool => json!({"type": "boolean"}),
@@ -96,17 +146,24 @@ impl SchemaBuilder {
                 ];
                 self.tagged(&cases, d)?
             }
-            Type::Enum(e) => json!({"type": "string", "enum": e.names().collect::<Vec<_>>()}),
-            Type::Flags(flags) => json!({
+            Type::Enum(e) => {
+                self.take_names(e.names())?;
+                json!({"type": "string", "enum": e.names().collect::<Vec<_>>()})
+            }
+            Type::Flags(flags) => {
+                self.take_names(flags.names())?;
+                json!({
                 "type": "array",
                 "items": {"type": "string", "enum": flags.names().collect::<Vec<_>>()},
                 "uniqueItems": true,
-            }),
+                })
+            }
             Type::Option(option) => {
                 let inner = option.ty();
                 let some = if matches!(inner, Type::Option(_)) {
                     // An option of an option: `null` is the outer none, so
                     // a present value is wrapped as `{"some": ...}`.
+                    self.take(NODE_BYTES)?;
                     let value = self.at(&inner, d)?;
                     json!({"type": "object", "properties": {"some": value},
                            "required": ["some"], "additionalProperties": false})
@@ -129,6 +186,8 @@ impl SchemaBuilder {
         let mut properties = Map::new();
         let mut required = Vec::new();
         for (name, ty) in fields {
+            // The name, as a property and in `required`.
+            self.take(2 * (name.len() + 3))?;
             properties.insert(name.clone(), self.at(ty, depth)?);
             // An optional field may be left out, or given as null.
             if !matches!(ty, Type::Option(_)) {
@@ -151,6 +210,7 @@ impl SchemaBuilder {
     ) -> Result<Value, Unsupported> {
         let mut one_of = Vec::with_capacity(cases.len());
         for (name, ty) in cases {
+            self.take(NODE_BYTES + name.len())?;
             let mut properties = Map::new();
             properties.insert("tag".into(), json!({"const": name}));
             let mut required = vec![json!("tag")];

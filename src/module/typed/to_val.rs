@@ -12,34 +12,118 @@ use wasmtime::component::{Type, Val};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct WrongArgument(pub String);
 
-/// The values of a call's parameters, from its JSON object of arguments.
+/// How much host memory the values of a call's arguments may take: at most
+/// [`ARGUMENT_EXPANSION`] times the arguments' bytes plus
+/// [`ARGUMENT_FLOOR_BYTES`], and at most the call's `memory_mib`.
+pub(crate) fn argument_budget(argument_bytes: usize, memory_bytes: u64) -> Budget {
+    let proportional = argument_bytes
+        .saturating_mul(ARGUMENT_EXPANSION)
+        .saturating_add(ARGUMENT_FLOOR_BYTES);
+    let memory = usize::try_from(memory_bytes).unwrap_or(usize::MAX);
+    Budget {
+        left: proportional.min(memory),
+        total: proportional.min(memory),
+        by_memory: memory < proportional,
+    }
+}
+
+/// Host bytes the values may take per byte of arguments.
+pub(crate) const ARGUMENT_EXPANSION: usize = 64;
+/// Host bytes the values may take whatever the arguments' size (an empty
+/// object for a record of many optional fields is a few bytes).
+pub(crate) const ARGUMENT_FLOOR_BYTES: usize = 1024 * 1024;
+
+/// The host memory left for a call's argument values, charged before each
+/// allocation.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    left: usize,
+    total: usize,
+    by_memory: bool,
+}
+
+impl Budget {
+    /// Takes `bytes`, or says that the arguments are too large to convert.
+    fn take(&mut self, bytes: usize) -> Result<(), WrongArgument> {
+        match self.left.checked_sub(bytes) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(WrongArgument(format!(
+                "as component values they would take more than {} bytes of host memory, the \
+                 most {}; send fewer or smaller values",
+                self.total,
+                if self.by_memory {
+                    "the call's memory_mib allows"
+                } else {
+                    "allowed for arguments of this size (64 times their bytes, plus 1 MiB; at \
+                     most memory_mib)"
+                }
+            ))),
+        }
+    }
+
+    /// Takes room for `n` values of type `T` (a vector's buffer).
+    fn take_many<T>(&mut self, n: usize) -> Result<(), WrongArgument> {
+        self.take(n.saturating_mul(std::mem::size_of::<T>()))
+    }
+}
+
+/// Where a value is in the arguments (`p.points[2].x`), written out only
+/// for an error.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Field(Option<&'a Path<'a>>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Field(None, name) => f.write_str(name),
+            Path::Field(Some(parent), name) => write!(f, "{parent}.{name}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
+/// The values of a call's parameters, from its JSON object of arguments,
+/// taking their host memory from `budget`.
 pub(crate) fn arguments(
     params: &[(String, Type)],
     object: &Map<String, Value>,
+    budget: &mut Budget,
 ) -> Result<Vec<Val>, WrongArgument> {
     if let Some(unknown) = object.keys().find(|k| !params.iter().any(|(n, _)| n == *k)) {
         let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
         let list = if names.is_empty() {
             "it takes none".to_string()
         } else {
-            format!("its parameters: {}", names.join(", "))
+            format!("its parameters: {}", listed(names.into_iter()))
         };
         return Err(WrongArgument(format!(
             "'{}' is not a parameter of this tool ({list})",
             short(unknown)
         )));
     }
+    budget.take_many::<Val>(params.len())?;
     params
         .iter()
-        .map(|(name, ty)| field(name, ty, object.get(name)))
+        .map(|(name, ty)| field(&Path::Field(None, name), ty, object.get(name), budget))
         .collect()
 }
 
 /// A field of an object (a parameter or a record's field): absent is
 /// `none` for an option, and an error for anything else.
-fn field(path: &str, ty: &Type, value: Option<&Value>) -> Result<Val, WrongArgument> {
+fn field(
+    path: &Path<'_>,
+    ty: &Type,
+    value: Option<&Value>,
+    budget: &mut Budget,
+) -> Result<Val, WrongArgument> {
     match value {
-        Some(value) => to_val(path, ty, value),
+        Some(value) => to_val(path, ty, value, budget),
         None if matches!(ty, Type::Option(_)) => Ok(Val::Option(None)),
         None => Err(WrongArgument(format!(
             "field '{path}' is missing: expected {}",
@@ -48,8 +132,14 @@ fn field(path: &str, ty: &Type, value: Option<&Value>) -> Result<Val, WrongArgum
     }
 }
 
-/// `value` as a value of `ty`; `path` names it in errors.
-fn to_val(path: &str, ty: &Type, value: &Value) -> Result<Val, WrongArgument> {
+/// `value` as a value of `ty`; `path` names it in errors. The caller has
+/// taken the room of the value itself; what it holds is taken here.
+fn to_val(
+    path: &Path<'_>,
+    ty: &Type,
+    value: &Value,
+    budget: &mut Budget,
+) -> Result<Val, WrongArgument> {
     let wrong = || {
         WrongArgument(format!(
             "field '{path}': expected {}, got {}",
@@ -117,34 +207,47 @@ fn to_val(path: &str, ty: &Type, value: &Value) -> Result<Val, WrongArgument> {
                 _ => return Err(wrong()),
             }
         }
-        Type::String => Val::String(value.as_str().ok_or_else(wrong)?.to_string()),
+        Type::String => {
+            let text = value.as_str().ok_or_else(wrong)?;
+            budget.take(text.len())?;
+            Val::String(text.to_string())
+        }
         Type::List(list) => {
             let items = value.as_array().ok_or_else(wrong)?;
             let inner = list.ty();
-            Val::List(elements(path, &inner, items)?)
+            Val::List(elements(path, &inner, items, budget)?)
         }
         Type::FixedLengthList(list) => {
             let items = value.as_array().ok_or_else(wrong)?;
             if items.len() != list.len() as usize {
                 return Err(wrong());
             }
-            Val::FixedLengthList(elements(path, &list.ty(), items)?)
+            Val::FixedLengthList(elements(path, &list.ty(), items, budget)?)
         }
         Type::Record(record) => {
             let object = value.as_object().ok_or_else(wrong)?;
-            let names: Vec<&str> = record.fields().map(|f| f.name).collect();
-            if let Some(unknown) = object.keys().find(|k| !names.contains(&k.as_str())) {
+            let known = record
+                .fields()
+                .filter(|f| object.contains_key(f.name))
+                .count();
+            if known < object.len() {
+                let unknown = object
+                    .keys()
+                    .find(|k| !record.fields().any(|f| f.name == k.as_str()))
+                    .map_or_else(String::new, |k| short(k));
                 return Err(WrongArgument(format!(
-                    "field '{path}': '{}' is not one of its fields ({})",
-                    short(unknown),
-                    listed(names.iter().copied())
+                    "field '{path}': '{unknown}' is not one of its fields ({})",
+                    listed(record.fields().map(|f| f.name))
                 )));
             }
+            budget.take_many::<(String, Val)>(record.fields().len())?;
             let fields = record
                 .fields()
                 .map(|f| {
-                    let at = format!("{path}.{}", f.name);
-                    Ok((f.name.to_string(), field(&at, &f.ty, object.get(f.name))?))
+                    budget.take(f.name.len())?;
+                    let at = Path::Field(Some(path), f.name);
+                    let value = field(&at, &f.ty, object.get(f.name), budget)?;
+                    Ok((f.name.to_string(), value))
                 })
                 .collect::<Result<Vec<_>, WrongArgument>>()?;
             Val::Record(fields)
@@ -154,23 +257,24 @@ fn to_val(path: &str, ty: &Type, value: &Value) -> Result<Val, WrongArgument> {
             if items.len() != tuple.types().len() {
                 return Err(wrong());
             }
+            budget.take_many::<Val>(items.len())?;
             let values = tuple
                 .types()
                 .zip(items)
                 .enumerate()
-                .map(|(i, (t, v))| to_val(&format!("{path}[{i}]"), &t, v))
+                .map(|(i, (t, v))| to_val(&Path::Index(path, i), &t, v, budget))
                 .collect::<Result<Vec<_>, _>>()?;
             Val::Tuple(values)
         }
         Type::Variant(variant) => {
             let cases: Vec<(&str, Option<Type>)> =
                 variant.cases().map(|c| (c.name, c.ty)).collect();
-            let (tag, payload) = tagged(path, &cases, value, ty)?;
+            let (tag, payload) = tagged(path, &cases, value, ty, budget)?;
             Val::Variant(tag, payload)
         }
         Type::Result(result) => {
             let cases = [("ok", result.ok()), ("err", result.err())];
-            let (tag, payload) = tagged(path, &cases, value, ty)?;
+            let (tag, payload) = tagged(path, &cases, value, ty, budget)?;
             Val::Result(if tag == "ok" {
                 Ok(payload)
             } else {
@@ -182,10 +286,15 @@ fn to_val(path: &str, ty: &Type, value: &Value) -> Result<Val, WrongArgument> {
             if !e.names().any(|n| n == name) {
                 return Err(wrong());
             }
+            budget.take(name.len())?;
             Val::Enum(name.to_string())
         }
         Type::Flags(flags) => {
             let items = value.as_array().ok_or_else(wrong)?;
+            if items.len() > flags.names().len() {
+                return Err(wrong());
+            }
+            budget.take_many::<(&str, String)>(items.len())?;
             let mut seen = HashSet::new();
             let mut names = Vec::with_capacity(items.len());
             for item in items {
@@ -193,6 +302,7 @@ fn to_val(path: &str, ty: &Type, value: &Value) -> Result<Val, WrongArgument> {
                 if !flags.names().any(|n| n == name) || !seen.insert(name) {
                     return Err(wrong());
                 }
+                budget.take(name.len())?;
                 names.push(name.to_string());
             }
             Val::Flags(names)
@@ -204,10 +314,14 @@ fn to_val(path: &str, ty: &Type, value: &Value) -> Result<Val, WrongArgument> {
                 _ if matches!(inner, Type::Option(_)) => {
                     let object = value.as_object().filter(|o| o.len() == 1);
                     let some = object.and_then(|o| o.get("some")).ok_or_else(wrong)?;
-                    let at = format!("{path}.some");
-                    Val::Option(Some(Box::new(to_val(&at, &inner, some)?)))
+                    let at = Path::Field(Some(path), "some");
+                    budget.take_many::<Val>(1)?;
+                    Val::Option(Some(Box::new(to_val(&at, &inner, some, budget)?)))
                 }
-                _ => Val::Option(Some(Box::new(to_val(path, &inner, value)?))),
+                _ => {
+                    budget.take_many::<Val>(1)?;
+                    Val::Option(Some(Box::new(to_val(path, &inner, value, budget)?)))
+                }
             }
         }
         // Functions with other types are never offered.
@@ -220,20 +334,27 @@ fn to_val(path: &str, ty: &Type, value: &Value) -> Result<Val, WrongArgument> {
     })
 }
 
-fn elements(path: &str, ty: &Type, items: &[Value]) -> Result<Vec<Val>, WrongArgument> {
+fn elements(
+    path: &Path<'_>,
+    ty: &Type,
+    items: &[Value],
+    budget: &mut Budget,
+) -> Result<Vec<Val>, WrongArgument> {
+    budget.take_many::<Val>(items.len())?;
     items
         .iter()
         .enumerate()
-        .map(|(i, v)| to_val(&format!("{path}[{i}]"), ty, v))
+        .map(|(i, v)| to_val(&Path::Index(path, i), ty, v, budget))
         .collect()
 }
 
 /// The case and payload of a tagged object `{"tag": ..., "value": ...}`.
 fn tagged(
-    path: &str,
+    path: &Path<'_>,
     cases: &[(&str, Option<Type>)],
     value: &Value,
     ty: &Type,
+    budget: &mut Budget,
 ) -> Result<(String, Option<Box<Val>>), WrongArgument> {
     let wrong = || {
         WrongArgument(format!(
@@ -256,8 +377,13 @@ fn tagged(
             short(extra)
         )));
     }
+    budget.take(name.len())?;
     let payload = match (payload_ty, object.get("value")) {
-        (Some(t), Some(v)) => Some(Box::new(to_val(&format!("{path}.value"), t, v)?)),
+        (Some(t), Some(v)) => {
+            budget.take_many::<Val>(1)?;
+            let at = Path::Field(Some(path), "value");
+            Some(Box::new(to_val(&at, t, v, budget)?))
+        }
         (Some(t), None) => {
             return Err(WrongArgument(format!(
                 "field '{path}.value' is missing: case '{name}' carries {}",

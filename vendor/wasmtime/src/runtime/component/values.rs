@@ -140,7 +140,7 @@ impl Val {
                         .iter()
                         .map(|field| {
                             let val = Self::lift(cx, field.ty, src)?;
-                            cx.consume_fuel(field.name.len())?;
+                            cx.consume_fuel(name_fuel(field.name.len()))?; // toolhost patch
                             Ok((field.name.to_string(), val))
                         })
                         .collect::<Result<_>>()?,
@@ -166,7 +166,7 @@ impl Val {
                 )?;
 
                 let (k, _) = vty.cases.get_index(discriminant as usize).unwrap();
-                cx.consume_fuel(k.len())?;
+                cx.consume_fuel(name_fuel(k.len()))?; // toolhost patch
                 Val::Variant(k.clone(), value)
             }
             InterfaceType::Enum(i) => {
@@ -179,7 +179,7 @@ impl Val {
                 )?;
 
                 let name = &ety.names[discriminant as usize];
-                cx.consume_fuel(name.len())?;
+                cx.consume_fuel(name_fuel(name.len()))?; // toolhost patch
                 Val::Enum(name.clone())
             }
             InterfaceType::Option(i) => {
@@ -274,7 +274,7 @@ impl Val {
                 Val::Record(
                     fields
                         .map(|field| -> Result<(String, Val)> {
-                            cx.consume_fuel(field.name.len())?;
+                            cx.consume_fuel(name_fuel(field.name.len()))?; // toolhost patch
                             let abi = cx.types.canonical_abi(&field.ty);
                             let offset = abi.next_field32(&mut offset);
                             let offset = usize::try_from(offset).unwrap();
@@ -309,7 +309,7 @@ impl Val {
                     load_variant(cx, &ty.info, ty.cases.values().copied(), bytes)?;
 
                 let (k, _) = ty.cases.get_index(discriminant as usize).unwrap();
-                cx.consume_fuel(k.len())?;
+                cx.consume_fuel(name_fuel(k.len()))?; // toolhost patch
                 Val::Variant(k.clone(), value)
             }
             InterfaceType::Enum(i) => {
@@ -318,7 +318,7 @@ impl Val {
                     load_variant(cx, &ty.info, ty.names.iter().map(|_| None), bytes)?;
 
                 let name = &ty.names[discriminant as usize];
-                cx.consume_fuel(name.len())?;
+                cx.consume_fuel(name_fuel(name.len()))?; // toolhost patch
                 Val::Enum(name.clone())
             }
             InterfaceType::Option(i) => {
@@ -1221,7 +1221,7 @@ fn push_flags(
     while bits > 0 && usize::try_from(offset).unwrap() < ty.names.len() {
         if bits & 1 != 0 {
             let name = &ty.names[offset as usize];
-            cx.consume_fuel(name.len())?;
+            cx.consume_fuel(name_fuel(name.len()))?; // toolhost patch
             flags.push(name.clone());
         }
         bits >>= 1;
@@ -1374,4 +1374,13 @@ impl From<StreamAny> for Val {
     fn from(i: StreamAny) -> Self {
         Val::Stream(i)
     }
+}
+
+// toolhost patch (vendor/README.md): the hostcall fuel a name (of a record's
+// field, a variant's case, an enum's case, a flag) takes is what the host
+// allocates for its copy: the `String` beside it and the allocation, at
+// least 32 bytes whatever its length; not its length alone, which let a
+// list of flags of one-letter names allocate ~50 times its fuel.
+fn name_fuel(len: usize) -> usize {
+    size_of::<String>() + len.saturating_add(8).next_multiple_of(16).max(32)
 }
