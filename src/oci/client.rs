@@ -1,23 +1,27 @@
 //! [`Registry`]: one registry host, reached over HTTPS (bundled roots plus
 //! the host's `ca_file`) or, where `[[registries]]` says so, plain HTTP.
 //!
-//! Every read goes through [`Registry::get`] here, which bounds what it
-//! keeps in memory and hashes what it streams; the authentication (the
-//! `WWW-Authenticate: Bearer` token flow, basic auth) is `token.rs`'s.
-//! `oci-client` does the pushes, with the authorization found here.
+//! Every request goes through here: reads ([`Registry::get`]) bound what
+//! they keep in memory and hash what they stream; pushes
+//! ([`Registry::push_blob`], [`Registry::push_manifest`]) are the
+//! distribution spec's monolithic upload and manifest `PUT`. The
+//! authentication (the `WWW-Authenticate: Bearer` token flow, basic auth) is
+//! `token.rs`'s. (Pushes do not go through `oci-client`, whose token flow
+//! sends credentials to whatever realm a registry names, over plain HTTP
+//! too, and reads the answer whole.)
 
 use std::collections::HashMap;
 use std::io::Write;
 
-use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
-use oci_client::secrets::RegistryAuth;
-use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
+use reqwest::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, LOCATION, WWW_AUTHENTICATE,
+};
+use reqwest::{RequestBuilder, StatusCode, Url};
 use sha2::{Digest as _, Sha256};
 use tokio::sync::Mutex;
 
 use super::credentials::{Credentials, credentials_for, where_credentials_are_read};
-use super::http::{Attempt, CONNECT_TIMEOUT, Clients, READ_TIMEOUT, clients};
+use super::http::{Attempt, Clients, clients};
 use super::reference::OciReference;
 use super::registries::HostSettings;
 use super::token::{Authorization, TokenFlow};
@@ -28,7 +32,6 @@ pub(crate) struct Registry {
     host: String,
     scheme: &'static str,
     settings: HostSettings,
-    oci: oci_client::Client,
     http: Clients,
     credentials: Credentials,
     /// What requests carry, per repository and operation (push or not).
@@ -53,81 +56,130 @@ impl Registry {
         );
         let roots = root_certificates(settings);
         let scheme = if settings.plain_http { "http" } else { "https" };
-        let oci = oci_client::Client::try_from(ClientConfig {
-            protocol: if settings.plain_http {
-                ClientProtocol::Http
-            } else {
-                ClientProtocol::Https
-            },
-            tls_certs_only: roots
-                .iter()
-                .map(|der| Certificate {
-                    encoding: CertificateEncoding::Der,
-                    data: der.clone(),
-                })
-                .collect(),
-            connect_timeout: Some(CONNECT_TIMEOUT),
-            read_timeout: Some(READ_TIMEOUT),
-            platform_resolver: None,
-            ..ClientConfig::default()
-        })
-        .map_err(|e| config_error(format!("cannot set up a client for registry {host}: {e}")))?;
         Ok(Self {
             host: host.to_string(),
             scheme,
             http: clients(host, settings, &roots)?,
             settings: settings.clone(),
-            oci,
             credentials,
             authorizations: Mutex::new(HashMap::new()),
         })
     }
 
-    /// The `oci-client` client (for pushes).
-    pub(crate) fn oci(&self) -> &oci_client::Client {
-        &self.oci
-    }
-
-    /// The auth to give `oci-client` for pushing to `reference`'s
-    /// repository: the authorization found here, so that it never asks a
-    /// token service itself.
-    pub(crate) async fn push_auth(
+    /// Uploads `bytes` as blob `digest` of `reference`'s repository: the
+    /// distribution spec's monolithic upload (`POST` for a location, then
+    /// `PUT` the bytes there).
+    pub(crate) async fn push_blob(
         &self,
         reference: &OciReference,
-    ) -> Result<RegistryAuth, OciError> {
-        Ok(match self.authorization(reference, true).await? {
-            Authorization::None => RegistryAuth::Anonymous,
-            Authorization::Basic { user, password } => RegistryAuth::Basic(user, password),
-            Authorization::Bearer(token) => RegistryAuth::Bearer(token),
-        })
-    }
-
-    /// Runs `operation` (an `oci-client` call doing `what`) under the
-    /// host's deadline.
-    pub(crate) async fn within<T>(
-        &self,
-        what: &str,
-        operation: impl std::future::Future<Output = Result<T, OciError>>,
-    ) -> Result<T, OciError> {
-        tokio::time::timeout(self.settings.timeout, operation)
-            .await
-            .unwrap_or_else(|_| {
-                Err(OciError::new(
-                    OciErrorKind::Unreachable,
-                    format!(
-                        "registry {}: {what} did not finish within {} ms, the deadline of one \
-                         request to it (`timeout_ms` of its [[registries]] entry; default {})",
-                        self.host,
-                        self.settings.timeout.as_millis(),
-                        super::registries::DEFAULT_REGISTRY_TIMEOUT_MS
-                    ),
-                ))
+        bytes: Vec<u8>,
+        digest: &str,
+    ) -> Result<(), OciError> {
+        let what = format!("the upload of blob {digest}");
+        let start = self.url(reference, "blobs/uploads/");
+        let response = self
+            .send_pushing(reference, &what, true, || {
+                self.http.registry.post(&start).header(CONTENT_LENGTH, 0)
             })
+            .await?;
+        let location = response
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| self.refused(format!("{what}: the registry gave no upload location")))?;
+        let base = Url::parse(&start).map_err(|e| self.refused(format!("{what}: {e}")))?;
+        let mut url = base.join(location).map_err(|e| {
+            self.refused(format!(
+                "{what}: the upload location is not a URL ({e}): '{}'",
+                crate::escape::escape_controls(location)
+            ))
+        })?;
+        url.query_pairs_mut().append_pair("digest", digest);
+        // Credentials go with the bytes only to the registry's own origin.
+        let same_origin = url.origin() == base.origin();
+        let body = bytes::Bytes::from(bytes);
+        self.send_pushing(reference, &what, same_origin, || {
+            self.http
+                .registry
+                .put(url.clone())
+                .header(CONTENT_TYPE, "application/octet-stream")
+                .body(body.clone())
+        })
+        .await?;
+        Ok(())
     }
 
-    /// The registry's host, as references write it.
-    pub(crate) fn host(&self) -> &str {
-        &self.host
+    /// `PUT`s `body` as the manifest of `reference` (its tag or digest).
+    pub(crate) async fn push_manifest(
+        &self,
+        reference: &OciReference,
+        body: Vec<u8>,
+        media_type: &'static str,
+    ) -> Result<(), OciError> {
+        let what = format!("the manifest {reference}");
+        let url = self.url(reference, &format!("manifests/{}", reference.target()));
+        let body = bytes::Bytes::from(body);
+        self.send_pushing(reference, &what, true, || {
+            self.http
+                .registry
+                .put(&url)
+                .header(CONTENT_TYPE, media_type)
+                .body(body.clone())
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Sends the request `build` makes (with the push authorization when
+    /// `authorized`), once more if a token may have expired; a status that
+    /// is not success is an error naming `what`.
+    async fn send_pushing(
+        &self,
+        reference: &OciReference,
+        what: &str,
+        authorized: bool,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<reqwest::Response, OciError> {
+        let attempt = Attempt::start(&self.host, what, self.settings.timeout);
+        let mut retried = false;
+        loop {
+            let mut request = build();
+            if authorized && let Some(header) = self.header(reference, true).await? {
+                request = request.header(AUTHORIZATION, header);
+            }
+            let response = request.send().await.map_err(|e| attempt.failed(&e))?;
+            let status = response.status();
+            if status.is_success() {
+                return Ok(response);
+            }
+            if status == StatusCode::UNAUTHORIZED && !retried {
+                retried = true;
+                self.authorizations.lock().await.clear();
+                continue;
+            }
+            let said = attempt.read_prefix(response, 1024).await;
+            let said = String::from_utf8_lossy(&said).trim().to_string();
+            let said = crate::escape::escape_controls(&said);
+            if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+                return Err(OciError::new(
+                    OciErrorKind::Unauthorized,
+                    format!(
+                        "registry {} answered {status} to {what} ({said}): the credentials are \
+                         missing or not accepted for pushing; {}",
+                        self.host,
+                        where_credentials_are_read()
+                    ),
+                ));
+            }
+            return Err(self.refused(format!("it answered {status} to {what} ({said})")));
+        }
+    }
+
+    fn refused(&self, why: String) -> OciError {
+        OciError::new(
+            OciErrorKind::Refused,
+            format!("registry {}: {why}", self.host),
+        )
     }
 
     fn url(&self, reference: &OciReference, path: &str) -> String {
@@ -164,9 +216,14 @@ impl Registry {
         Ok(authorization)
     }
 
-    /// The `Authorization` header for reading `reference`'s repository.
-    async fn read_header(&self, reference: &OciReference) -> Result<Option<HeaderValue>, OciError> {
-        let Some(text) = self.authorization(reference, false).await?.header() else {
+    /// The `Authorization` header for reading (or, with `push`, writing)
+    /// `reference`'s repository.
+    async fn header(
+        &self,
+        reference: &OciReference,
+        push: bool,
+    ) -> Result<Option<HeaderValue>, OciError> {
+        let Some(text) = self.authorization(reference, push).await?.header() else {
             return Ok(None);
         };
         let mut value = HeaderValue::from_str(&text).map_err(|_| {
@@ -268,7 +325,7 @@ impl Registry {
             if !accept.is_empty() {
                 request = request.header(ACCEPT, accept.join(", "));
             }
-            if let Some(header) = self.read_header(reference).await? {
+            if let Some(header) = self.header(reference, false).await? {
                 request = request.header(AUTHORIZATION, header);
             }
             let response = request.send().await.map_err(|e| attempt.failed(&e))?;

@@ -144,6 +144,23 @@ impl<'a> Attempt<'a> {
         Ok(bytes)
     }
 
+    /// At most the first `limit` bytes of the body of `response` (for an
+    /// error's text); nothing if it cannot be read in time.
+    pub(super) async fn read_prefix(&self, response: reqwest::Response, limit: usize) -> Vec<u8> {
+        let mut body = response.bytes_stream();
+        let mut bytes = Vec::new();
+        while bytes.len() < limit {
+            match body.next().await {
+                Some(Ok(chunk)) => {
+                    let room = limit - bytes.len();
+                    bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                }
+                _ => break,
+            }
+        }
+        bytes
+    }
+
     /// Hands the body of `response` to `sink` chunk by chunk, refused past
     /// `limit` bytes.
     pub(super) async fn read_into(

@@ -3,8 +3,6 @@
 //! cosign signature in the legacy format beside it.
 
 use base64::Engine as _;
-use oci_client::RegistryOperation;
-use reqwest::header::HeaderValue;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
@@ -14,7 +12,6 @@ use crate::trust::{
 
 use super::client::{Registry, hex};
 use super::fetch::{OciContext, block_on};
-use super::http::error_chain;
 use super::layout::{MANIFEST_TYPES, MAX_MANIFEST_BYTES, OCI_MANIFEST, WASM_CONFIG, WASM_LAYER};
 use super::reference::OciReference;
 use super::signatures::signature_tag;
@@ -49,21 +46,6 @@ impl OciContext<'_> {
     ) -> Result<Pushed, OciError> {
         block_on(async {
             let registry = self.connect(reference).await?;
-            let auth = registry.push_auth(reference).await?;
-            registry
-                .within("signing in to push", async {
-                    registry
-                        .oci()
-                        .auth(reference.oci(), &auth, RegistryOperation::Push)
-                        .await
-                        .map_err(|e| {
-                            push_error(
-                                &registry,
-                                format!("signing in to push: {}", error_chain(&e)),
-                            )
-                        })
-                })
-                .await?;
             let digest = push_component(&registry, reference, component).await?;
             let signature_tag = match key {
                 Some(key) => Some(sign(&registry, reference, &digest, key).await?),
@@ -78,49 +60,6 @@ impl OciContext<'_> {
     }
 }
 
-fn push_error(registry: &Registry, why: String) -> OciError {
-    let lower = why.to_ascii_lowercase();
-    if lower.contains("certificate") {
-        return OciError::new(
-            OciErrorKind::Unreachable,
-            format!(
-                "registry {}: its TLS certificate is not trusted ({why}); a registry with a \
-                 private CA needs a [[registries]] entry with ca_file",
-                registry.host()
-            ),
-        );
-    }
-    if lower.contains("error sending request") || lower.contains("connect") {
-        return OciError::new(
-            OciErrorKind::Unreachable,
-            format!(
-                "cannot reach registry {} ({why}); a registry without TLS needs a \
-                 [[registries]] entry with plain_http = true",
-                registry.host()
-            ),
-        );
-    }
-    if why.contains("401")
-        || why.contains("403")
-        || lower.contains("unauthorized")
-        || lower.contains("authenticat")
-    {
-        return OciError::new(
-            OciErrorKind::Unauthorized,
-            format!(
-                "registry {} refused the push ({why}): the credentials are missing or not \
-                 accepted; {}",
-                registry.host(),
-                super::credentials::where_credentials_are_read()
-            ),
-        );
-    }
-    OciError::new(
-        OciErrorKind::Refused,
-        format!("registry {}: {why}", registry.host()),
-    )
-}
-
 async fn push_blob(
     registry: &Registry,
     reference: &OciReference,
@@ -128,21 +67,7 @@ async fn push_blob(
 ) -> Result<(String, u64), OciError> {
     let digest = sha256(&bytes);
     let size = bytes.len() as u64;
-    let what = format!("pushing blob {digest}");
-    registry
-        .within(&what, async {
-            registry
-                .oci()
-                .push_blob(reference.oci(), bytes, &digest)
-                .await
-                .map_err(|e| {
-                    push_error(
-                        registry,
-                        format!("cannot push blob {digest}: {}", error_chain(&e)),
-                    )
-                })
-        })
-        .await?;
+    registry.push_blob(reference, bytes, &digest).await?;
     Ok((digest, size))
 }
 
@@ -154,27 +79,8 @@ async fn push_manifest(
     let body = serde_json::to_vec(manifest)
         .map_err(|e| OciError::new(OciErrorKind::Config, e.to_string()))?;
     let digest = sha256(&body);
-    let what = format!("pushing the manifest to {reference}");
     registry
-        .within(&what, async {
-            registry
-                .oci()
-                .push_manifest_raw(
-                    reference.oci(),
-                    body,
-                    HeaderValue::from_static(OCI_MANIFEST),
-                )
-                .await
-                .map_err(|e| {
-                    push_error(
-                        registry,
-                        format!(
-                            "cannot push the manifest to {reference}: {}",
-                            error_chain(&e)
-                        ),
-                    )
-                })
-        })
+        .push_manifest(reference, body, OCI_MANIFEST)
         .await?;
     Ok(digest)
 }

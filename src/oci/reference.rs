@@ -97,10 +97,6 @@ impl OciReference {
         let last = self.repository().rsplit('/').next().unwrap_or_default();
         crate::names::module_name_from(last)
     }
-
-    pub(crate) fn oci(&self) -> &oci_client::Reference {
-        &self.inner
-    }
 }
 
 impl fmt::Display for OciReference {

@@ -963,6 +963,15 @@ fn credentials_never_go_to_a_plain_http_token_service_the_config_did_not_name() 
             realm.requests().is_empty(),
             "{kind}: nothing was sent to the plain HTTP realm"
         );
+        // A push asks the same token service, and is refused the same way.
+        let o = site.run(&[
+            "push",
+            echo().to_str().unwrap(),
+            &format!("{host}/acme/echo:1"),
+        ]);
+        assert_ne!(o.status.code(), Some(0), "{kind}: {}", both(&o));
+        assert!(both(&o).contains("clear text"), "{kind}: {}", both(&o));
+        assert!(realm.requests().is_empty(), "{kind}: nothing sent on push");
     }
     // Anonymous: nothing secret to send, so the token is asked for.
     let site = https_site(&ca, &registry, "");
