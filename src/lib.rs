@@ -14,10 +14,8 @@
 //! - [`ToolManager::call_async`] and its batch forms serve async code (an
 //!   MCP server, say) on the caller's executor, without a thread per call.
 //!
-//! The crate is in layers, each importing only layers below it (see
-//! `ARCHITECTURE.md`): `config` on top; `dispatch` over `registry`;
-//! `module` over `sandbox` over `engine`; `tool`, `policy` and `names`
-//! at the bottom.
+//! The crate is in layers, each importing only layers below it:
+//! `ARCHITECTURE.md` draws them, and `xtask/tests/layers.rs` keeps it so.
 //!
 //! ```
 //! use serde_json::json;

@@ -34,7 +34,7 @@
 //!
 //! `format.rs` says what the keys mean and checks them; `load.rs` finds the
 //! file, reads it and loads the modules it names. The top layer of the
-//! library: it imports the `module`, `policy` and `registry` layers.
+//! library.
 
 mod error;
 mod format;

@@ -2,8 +2,7 @@
 //! in parallel, an assistant message; blocking or async. Every failure is
 //! an `Error: ...` text, never a panic.
 //!
-//! Adds the dispatch methods to [`ToolManager`]; imports
-//! [`registry`](crate::registry) and [`tool`](crate::tool).
+//! Adds the dispatch methods to [`ToolManager`].
 
 mod arguments;
 mod json;

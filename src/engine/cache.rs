@@ -15,7 +15,7 @@
 //!   are checked on the opened file (this user's, not group/other-writable)
 //!   before it is read;
 //! - an entry is two files, the artifact (`NAME.cwasm`, exactly what
-//!   wasmtime wrote) and its seal (`NAME.sum`: a magic line, the artifact's
+//!   wasmtime wrote) and its seal (`NAME.cwasm.sum`: a magic line, the artifact's
 //!   length and BLAKE3 hash); each is written to a fresh temporary file
 //!   (mode 0600) and renamed into place, the seal last, so a reader never
 //!   sees half an entry;

@@ -3,8 +3,6 @@
 //! Loading reads the bytes ([`binary`]), compiles them, checks the world
 //! ([`world`]) and reads the tools ([`tool_info`]); every call then runs in
 //! a fresh sandbox, and a fault becomes text in one place ([`fault_text`]).
-//! Imports [`sandbox`](crate::sandbox), [`policy`](crate::policy) and
-//! [`tool`](crate::tool).
 
 mod binary;
 mod bundled;

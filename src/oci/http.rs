@@ -100,7 +100,13 @@ impl<'a> Attempt<'a> {
     pub(super) fn failed(&self, error: &reqwest::Error) -> OciError {
         let host = self.host;
         if error.is_timeout() {
-            let message = if self.started.elapsed() + Duration::from_millis(50) >= self.deadline {
+            let message = if error.is_connect() {
+                format!(
+                    "registry {host}: {}: no connection within {} s",
+                    self.what,
+                    CONNECT_TIMEOUT.as_secs()
+                )
+            } else if self.started.elapsed() + Duration::from_millis(50) >= self.deadline {
                 format!(
                     "registry {host}: {} did not arrive within {} ms, the deadline of one \
                      request to it (`timeout_ms` of its [[registries]] entry; default {})",

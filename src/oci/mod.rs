@@ -1,11 +1,8 @@
 //! Modules from OCI registries: references, registry access (HTTPS with
 //! the bundled roots, `[[registries]]`, Docker config credentials), the
 //! component layout, the pull store, signatures found in the registry,
-//! fetching a module by digest and pushing one.
-//!
-//! A layer between `config` (above) and `trust` (below, which checks the
-//! signatures this layer finds); it also uses `engine` for the private
-//! directory rules of its store.
+//! fetching a module by digest and pushing one. `trust` checks the
+//! signatures this layer finds.
 
 mod client;
 mod credentials;

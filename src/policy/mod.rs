@@ -1,7 +1,5 @@
 //! What a module may use and reach: [`Limits`] on its resources, the
 //! [`Grants`] the operator writes, and the [`Access`] they resolve to.
-//!
-//! The bottom layer: it imports nothing else of the crate.
 
 mod access;
 mod endpoint;

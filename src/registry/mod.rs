@@ -2,7 +2,7 @@
 //! decides which of them are active.
 //!
 //! Dispatching calls to the registered tools is [`dispatch`](crate::dispatch)'s
-//! job, one layer up. Imports [`tool`](crate::tool) and [`names`](crate::names).
+//! job, one layer up.
 
 mod controller;
 mod shared;

@@ -6,7 +6,7 @@
 //! context built from the module's access (by default no directories,
 //! environment, network or stdin; stdout and stderr captured and bounded),
 //! and the module's limits. Whatever the guest does ends in a [`Fault`] or a
-//! result. Imports only [`engine`](crate::engine) and [`policy`](crate::policy).
+//! result.
 
 mod budget;
 mod call;

@@ -23,12 +23,16 @@ use crate::policy::{Limits, SessionLimits};
 ///
 /// A `Runtime` holds wasmtime engines (compiled code is shared by every
 /// call), the pool call instances come from ([`PoolConfig`]), the linkers
-/// that provide WASI 0.2 to guests (each call decides what WASI actually
-/// grants), a small background thread that advances the engines' epoch and
-/// drives timers and sockets, and optionally a compile cache. The wasm
-/// stack size is an engine setting, so there are engines per distinct
-/// `max_stack_kib` in use, made when a module first asks for them. It is cheap to clone; the background work stops when the last clone
-/// is dropped.
+/// that provide WASI 0.2 (and WASIp3 and `wasi:http` where a component
+/// uses them) to guests, each call deciding what WASI actually grants; the
+/// clock thread that advances the engines' epoch and drives timers and
+/// sockets; the budget and background thread of instances made ahead of
+/// calls and the disposal of used stores; the `SessionStore` of
+/// sessions' instances; the resolver of network grants' host names; and
+/// optionally a compile cache and a compile worker. The wasm stack size is
+/// an engine setting, so there are engines per distinct `max_stack_kib` in
+/// use, made when a module first asks for them. It is cheap to clone; the
+/// background work stops when the last clone is dropped.
 ///
 /// ```
 /// use toolhost::{Limits, Runtime, Tool, WasmModule, bundled_module};

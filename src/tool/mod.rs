@@ -1,7 +1,5 @@
 //! What a tool is, to everything above the sandbox: the [`Tool`] trait, its
 //! schema ([`ToolInfo`]), its [`Arguments`] and its errors ([`ToolError`]).
-//!
-//! Imports nothing else of the crate.
 
 mod arguments;
 mod error;

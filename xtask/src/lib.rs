@@ -26,6 +26,7 @@ mod example;
 mod guest;
 mod install;
 mod language;
+pub mod layers;
 mod mcp_client;
 mod process;
 mod python_package;

@@ -42,6 +42,10 @@ enum Task {
     /// Installs the pinned tools the Python package's tests run with
     /// (pytest, mypy) into .toolchains/python-package/.
     PythonTestEnv,
+    /// Prints the map of the source: what each layer of the library
+    /// imports, and the circles among the files of each folder of the
+    /// crates (ARCHITECTURE.md; `xtask/tests/layers.rs` checks them).
+    Layers,
     /// Builds the example tools into target/example-tools/ (installing
     /// toolchains as needed; all unless some are named):
     /// `example-tools/toolhost.toml` loads the Python, JavaScript and C ones,
@@ -148,6 +152,9 @@ fn main() -> ExitCode {
                 Ok(())
             })
         }
+        Task::Layers => xtask::layers::map(repo.root())
+            .map(|map| print!("{map}"))
+            .map_err(anyhow::Error::from),
         Task::PythonTestEnv => install_python_test_env(&repo).map(|dir| {
             println!("Python package test tools: {}", dir.display());
         }),

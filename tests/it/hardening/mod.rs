@@ -1,6 +1,6 @@
 //! Regression tests of the hardening round: each reproduces one attack of
-//! the red-team report (numbered as in SECURITY.md's "Hardening" list) and
-//! checks what must hold instead.
+//! the red-team report (SECURITY.md's "The host around the sandbox
+//! (hardening)" names the file of each) and checks what must hold instead.
 
 mod arguments;
 mod batch;
