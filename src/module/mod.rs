@@ -22,8 +22,8 @@ use crate::engine::{Compiled, Concurrency, describe_error};
 use crate::names;
 use crate::policy::{Access, Limits, Warm, to_usize};
 use crate::sandbox::{
-    self, CallReport, Captured, Exports, HttpClient, Overflow, Request, Runtime, SessionCall,
-    Target, TypedCall, WarmInstances,
+    self, Blueprint, CallReport, Captured, Exports, HttpClient, Overflow, Request, Runtime,
+    SessionCall, Target, TypedCall, WarmInstances,
 };
 use crate::tool::{Arguments, SessionId, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
 use wasmtime::Engine;
@@ -176,14 +176,11 @@ impl WasmModule {
         })?;
         let overflow =
             pooled.then(|| Arc::new(Overflow::new(Arc::clone(&linkers.on_demand.1), component)));
-        let target = Target {
+        let blueprint = Blueprint {
             module: name.into(),
             pre,
             exports,
             overflow,
-            ready: runtime.ready_instances(),
-            warm: None,
-            sessions: None,
             disposal: runtime.disposal(),
             limits,
             access: Arc::default(),
@@ -193,6 +190,12 @@ impl WasmModule {
             state_bytes: to_usize(state.bytes),
             resolver: runtime.resolver().clone(),
             http: None,
+        };
+        let target = Target {
+            blueprint,
+            ready: runtime.ready_instances(),
+            warm: None,
+            sessions: None,
         };
         let (tools, left_out) = match discovered {
             Some(discovered) => typed_tools(discovered),

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::names;
 use crate::policy::{Access, Limits, to_usize};
-use crate::sandbox::{self, Request, Target};
+use crate::sandbox::{self, Blueprint, Request, Target};
 use crate::tool::{ToolInfo, json_type_name};
 
 use super::fault_text::tool_info_error;
@@ -34,8 +34,11 @@ pub(super) async fn read_tools(name: &str, target: &Target) -> Result<Vec<Module
         ..*limits
     };
     let info_target = Target {
-        limits: info_limits,
-        access: Arc::new(Access::default()),
+        blueprint: Blueprint {
+            limits: info_limits,
+            access: Arc::new(Access::default()),
+            ..target.blueprint.clone()
+        },
         // Instances made ahead are for calls, with the call limits.
         ready: None,
         ..target.clone()

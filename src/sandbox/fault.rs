@@ -3,7 +3,6 @@
 
 use wasmtime::Trap;
 
-use super::call::Target;
 use crate::engine::describe_error;
 use crate::tool::SessionReset;
 
@@ -40,11 +39,19 @@ pub(crate) enum Fault {
     SessionReset(SessionReset),
 }
 
+/// What a call may make the host copy at once (past it, [`Fault::HostCopy`]):
+/// the bytes, and whether the guest's strings grow when made UTF-8.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostCopy {
+    pub bytes: usize,
+    pub transcodes: bool,
+}
+
 /// Names the cause of a failed call from wasmtime's error.
 ///
 /// Whether a refused memory growth is to blame is decided later, with what
 /// the guest printed (see `guest_stderr::name_the_cause`).
-pub(super) fn classify(error: &wasmtime::Error, target: &Target) -> Fault {
+pub(super) fn classify(error: &wasmtime::Error, copy: HostCopy) -> Fault {
     if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
         return Fault::Exited(exit.0);
     }
@@ -62,7 +69,7 @@ pub(super) fn classify(error: &wasmtime::Error, target: &Target) -> Fault {
         None => {
             let text = describe_error(error);
             if text.contains(HOSTCALL_FUEL_EXHAUSTED) {
-                return Fault::HostCopy(target.host_copy_bytes(), target.transcodes);
+                return Fault::HostCopy(copy.bytes, copy.transcodes);
             }
             match resource_limit(&text) {
                 Some(key) => Fault::ResourceLimit(key),

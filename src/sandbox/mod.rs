@@ -8,21 +8,27 @@
 //! and the module's limits. Whatever the guest does ends in a [`Fault`] or a
 //! result.
 
+mod blueprint;
 mod budget;
 mod call;
 mod capture;
 mod config_store;
 mod deadline;
 mod dir_tree;
+mod disposal;
+mod export;
 mod fault;
+mod fresh;
 mod guest_stderr;
 mod http;
 mod linker;
 mod network;
+mod on_instance;
 mod open_files;
 mod overflow;
 mod overrides;
 mod ready;
+mod report;
 mod resolver;
 mod reused;
 mod runtime;
@@ -33,12 +39,15 @@ mod store;
 mod warm;
 mod wasi_context;
 
-pub(crate) use call::{CallReport, Exports, Request, Target, TextStopped, TypedCall, run};
+pub(crate) use blueprint::Blueprint;
+pub(crate) use call::{Target, run};
 pub(crate) use capture::Captured;
+pub(crate) use export::{Exports, Request, TextStopped, TypedCall};
 pub(crate) use fault::Fault;
 pub(crate) use http::HttpClient;
 pub use open_files::open_file_limit;
 pub(crate) use overflow::Overflow;
+pub(crate) use report::CallReport;
 pub use runtime::{Runtime, RuntimeBuilder};
 pub(crate) use sessions::{SessionCall, run as run_in_session};
 pub(crate) use warm::WarmInstances;

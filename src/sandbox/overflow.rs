@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use wasmtime::PoolConcurrencyLimitError;
 use wasmtime::component::{Component, InstancePre, Linker};
 
-use super::call::Exports;
+use super::export::Exports;
 use super::fault::Fault;
 use super::state::CallState;
 use crate::engine::describe_error;

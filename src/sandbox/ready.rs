@@ -38,9 +38,10 @@ use std::time::{Duration, Instant};
 use wasmtime::Store;
 use wasmtime::component::Instance;
 
-use super::call::{Request, Target, call_export};
+use super::blueprint::Blueprint;
 use super::capture::Capture;
 use super::deadline::Deadline;
+use super::export::{Request, call_export};
 use super::overflow::pool_was_full;
 use super::state::CallState;
 use super::store::new_store;
@@ -162,7 +163,7 @@ impl ReadyInstances {
 
     /// Makes one instance of `target` now, on the caller's task, unless the
     /// shelf is full or broken.
-    pub(crate) async fn fill_one(self: &Arc<Self>, target: &Target) {
+    pub(crate) async fn fill_one(self: &Arc<Self>, target: &Blueprint) {
         let Some((held, prime)) = self.start_making(target) else {
             return;
         };
@@ -178,7 +179,7 @@ impl ReadyInstances {
     /// call that found an instance ready wakes no thread, and calls that
     /// found none (the background is behind: the machine is busy) do not
     /// pile more work on it than a tick's worth.
-    pub(crate) fn refill(self: &Arc<Self>, target: &Target, took_one: bool) {
+    pub(crate) fn refill(self: &Arc<Self>, target: &Blueprint, took_one: bool) {
         let background = &self.budget.background;
         let urgent = took_one && self.lock().ready.is_empty();
         while let Some((held, prime)) = self.start_making(target) {
@@ -199,7 +200,7 @@ impl ReadyInstances {
 
     /// A place on the shelf and in the budget for one more instance of
     /// `target`, and whether to prime it.
-    fn start_making(self: &Arc<Self>, target: &Target) -> Option<(Held, bool)> {
+    fn start_making(self: &Arc<Self>, target: &Blueprint) -> Option<(Held, bool)> {
         let mut shelf = self.lock();
         if shelf.broken || shelf.ready.len() + shelf.making >= self.budget.per_module {
             return None;
@@ -268,7 +269,7 @@ fn sweep(shelf: &Weak<ReadyInstances>, idle: Duration) -> bool {
 
 /// A fresh store and instance for one call of `target`, made under its
 /// limits, and primed if `prime` says so.
-async fn make(target: &Target, held: Held, prime: bool) -> Result<Prepared, Unready> {
+async fn make(target: &Blueprint, held: Held, prime: bool) -> Result<Prepared, Unready> {
     let limits = &target.limits;
     let captured = to_usize(limits.max_captured_bytes);
     let stdout = Capture::new(captured);
@@ -308,7 +309,7 @@ async fn make(target: &Target, held: Held, prime: bool) -> Result<Prepared, Unre
 /// in the tool call, and puts back the fuel it used; whether it answered
 /// (either way) within the limits. The caller clears what it printed.
 async fn primed(
-    target: &Target,
+    target: &Blueprint,
     store: &mut Store<CallState>,
     instance: &Instance,
     timeout: Duration,
@@ -327,67 +328,4 @@ async fn primed(
         Ok(Ok(Ok(_)))
     );
     answered && !store.data().limiter.exceeded() && store.set_fuel(fuel).is_ok()
-}
-
-/// Stores dropped off the callers' path, shared by every module of a
-/// runtime.
-pub(crate) struct Disposal {
-    background: Background,
-    /// Stores waiting to be dropped.
-    pending: Arc<AtomicUsize>,
-}
-
-/// Past this many stores waiting, the thread is woken to drop them.
-const URGENT_DROPS: usize = 8;
-/// Past this many, a caller drops its own: a background that cannot keep
-/// up makes calls slower, never memory grow.
-const MAX_PENDING_DROPS: usize = PoolConfig::MAX_STORES_AWAITING_DROP as usize;
-
-impl Disposal {
-    /// Stores dropped on `background`.
-    pub(crate) fn new(background: Background) -> Self {
-        Self {
-            background,
-            pending: Arc::default(),
-        }
-    }
-
-    /// Drops `store` (and gives back its place) off the caller's path: by
-    /// the next clock tick, sooner when several wait; here when too many
-    /// wait.
-    pub(crate) fn dispose(&self, store: Store<CallState>, held: Option<Held>) {
-        let Some((waiting, count)) = PendingDrop::new(&self.pending) else {
-            drop((store, held));
-            return;
-        };
-        // Dropped with the job, run or not: the count stays right.
-        let job = async move { drop((store, held, waiting)) };
-        if count >= URGENT_DROPS {
-            self.background.now(job);
-        } else {
-            self.background.soon(job);
-        }
-    }
-}
-
-/// One store counted among the pending until this is dropped.
-struct PendingDrop(Arc<AtomicUsize>);
-
-impl PendingDrop {
-    /// A place among the pending, and how many (with it) wait; `None` when
-    /// full.
-    fn new(pending: &Arc<AtomicUsize>) -> Option<(Self, usize)> {
-        let before = pending
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < MAX_PENDING_DROPS).then_some(n + 1)
-            })
-            .ok()?;
-        Some((Self(Arc::clone(pending)), before + 1))
-    }
-}
-
-impl Drop for PendingDrop {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
 }

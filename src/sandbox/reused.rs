@@ -11,13 +11,16 @@ use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre};
 
-use super::call::{CallReport, Exports, Request, Seen, Target, report, run_on};
+use super::blueprint::Blueprint;
 use super::capture::Capture;
 use super::deadline::Deadline;
 use super::dir_tree::Usage;
+use super::disposal::Disposal;
+use super::export::{Exports, Request};
 use super::fault::{Fault, classify};
+use super::on_instance::run_on;
 use super::overflow::pool_was_full;
-use super::ready::Disposal;
+use super::report::{CallReport, Seen, report};
 use super::state::CallState;
 use super::store::new_store;
 use super::wasi_context::Outputs;
@@ -70,7 +73,7 @@ pub(super) enum Made {
 /// A new instance of `pre` (whose exports are `exports`) for `target`'s
 /// calls, made on the caller's task under the module's limits.
 pub(super) async fn make(
-    target: &Target,
+    target: &Blueprint,
     (pre, exports): (&InstancePre<CallState>, Exports),
 ) -> Made {
     let limits = &target.limits;
@@ -100,7 +103,7 @@ pub(super) async fn make(
         Ok(Err(error)) if pool_was_full(&error) => return Made::PoolFull,
         Ok(Err(error)) => {
             let refused = store.data().limiter.exceeded();
-            return failed(classify(&error, target), refused);
+            return failed(classify(&error, target.host_copy()), refused);
         }
         Err(_elapsed) => return failed(Fault::Timeout, false),
     };
@@ -124,7 +127,7 @@ impl ReusedInstance {
     /// Runs `request` on it, with its scratch directory as `scratch` says.
     pub(super) async fn serve(
         &mut self,
-        target: &Target,
+        target: &Blueprint,
         request: Request,
         scratch: ScratchBetweenCalls,
     ) -> Served {
@@ -151,19 +154,23 @@ impl ReusedInstance {
     }
 
     /// Drops it off the caller's path.
-    pub(super) fn dispose(self, target: &Target) {
+    pub(super) fn dispose(self, target: &Blueprint) {
         self.dispose_into(&target.disposal);
     }
 
     /// Drops it in `disposal`.
     pub(super) fn dispose_into(self, disposal: &Disposal) {
-        disposal.dispose(self.store, None);
+        disposal.dispose(self.store, ());
     }
 
     /// Readies it for a new call: full fuel, empty output, the call's own
     /// write budget, its scratch directory as `scratch` says (its time
     /// starts in `run_on`).
-    fn begin_call(&mut self, target: &Target, scratch: ScratchBetweenCalls) -> Result<(), Fault> {
+    fn begin_call(
+        &mut self,
+        target: &Blueprint,
+        scratch: ScratchBetweenCalls,
+    ) -> Result<(), Fault> {
         let limits = &target.limits;
         // Setting fuel only fails on an engine without fuel, which toolhost
         // never makes.

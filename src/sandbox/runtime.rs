@@ -8,8 +8,9 @@ use std::sync::Arc;
 use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
+use super::disposal::Disposal;
 use super::linker::new_linker;
-use super::ready::{Disposal, ReadyBudget, ReadyInstances};
+use super::ready::{ReadyBudget, ReadyInstances};
 use super::resolver::NameResolver;
 use super::sessions::SessionStore;
 use super::state::CallState;

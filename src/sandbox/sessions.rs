@@ -21,10 +21,12 @@ use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 
-use super::call::{CallReport, Request, Seen, Target, report};
+use super::blueprint::Blueprint;
 use super::capture::Capture;
+use super::disposal::Disposal;
+use super::export::Request;
 use super::fault::Fault;
-use super::ready::Disposal;
+use super::report::{CallReport, Seen, report};
 use super::reused::{Made, ReusedInstance, ScratchBetweenCalls, Served, make};
 use crate::policy::SessionLimits;
 use crate::tool::{SessionId, SessionReset};
@@ -357,7 +359,7 @@ pub(crate) struct SessionCall {
 /// `session` (made now if it has none), after the session's calls before
 /// it.
 pub(crate) async fn run(
-    target: &Target,
+    target: &Blueprint,
     sessions: &ModuleSessions,
     session: &SessionId,
     request: Request,
@@ -424,7 +426,7 @@ pub(crate) async fn run(
 /// A new instance of `target` for a session: from the pool, or made on
 /// demand when the pool is full (a session's instance must hold its state,
 /// so it is never served as a fresh call).
-async fn make_instance(target: &Target) -> Result<ReusedInstance, CallReport> {
+async fn make_instance(target: &Blueprint) -> Result<ReusedInstance, CallReport> {
     match make(target, (&target.pre, target.exports)).await {
         Made::Ready(instance) => return Ok(instance),
         Made::Failed(report) => return Err(report),

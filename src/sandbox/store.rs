@@ -6,8 +6,8 @@ use std::sync::Arc;
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, Store, StoreLimitsBuilder, UpdateDeadline};
 
+use super::blueprint::Blueprint;
 use super::budget::CallBudget;
-use super::call::Target;
 use super::deadline::Deadline;
 use super::fault::Fault;
 use super::http::{CallHttp, HttpCallParts};
@@ -27,7 +27,7 @@ const MAX_WASI_RESOURCES: usize = 10_000;
 /// A store in `engine` for one call of `target`, writing to `outputs`, whose
 /// time is up at `deadline`.
 pub(super) fn new_store(
-    target: &Target,
+    target: &Blueprint,
     engine: &Engine,
     outputs: Outputs<'_>,
     deadline: &Deadline,

@@ -12,7 +12,10 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::call::{CallReport, Request, Target, run_fresh};
+use super::blueprint::Blueprint;
+use super::export::Request;
+use super::fresh::run_fresh;
+use super::report::CallReport;
 use super::reused::{Made, ReusedInstance, ScratchBetweenCalls, Served, make};
 use crate::policy::Warm;
 
@@ -50,7 +53,7 @@ impl WarmInstances {
     }
 
     /// Takes an idle instance back, or drops it when enough are idle.
-    fn give_back(&self, instance: ReusedInstance, target: &Target) {
+    fn give_back(&self, instance: ReusedInstance, target: &Blueprint) {
         let mut idle = self.lock();
         if idle.len() < MAX_IDLE {
             idle.push(instance);
@@ -63,7 +66,7 @@ impl WarmInstances {
 
 /// Runs `request` in an idle instance of `warm` (or a new one), and keeps
 /// the instance for the next call if this one ended well.
-pub(crate) async fn run(target: &Target, warm: &WarmInstances, request: Request) -> CallReport {
+pub(crate) async fn run(target: &Blueprint, warm: &WarmInstances, request: Request) -> CallReport {
     let taken = warm.lock().pop();
     let mut instance = match taken {
         Some(instance) => instance,
