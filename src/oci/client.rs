@@ -130,6 +130,34 @@ impl Registry {
         Ok(())
     }
 
+    /// Sends the request `build` makes, with the authorization for reading
+    /// (`Some(false)`) or pushing (`Some(true)`) `reference`'s repository,
+    /// or none; once more, found afresh, if the registry answers 401 (a
+    /// token may have expired).
+    async fn send(
+        &self,
+        reference: &OciReference,
+        authorization: Option<bool>,
+        attempt: &Attempt<'_>,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<reqwest::Response, OciError> {
+        let mut retried = false;
+        loop {
+            let mut request = build();
+            if let Some(push) = authorization
+                && let Some(header) = self.header(reference, push).await?
+            {
+                request = request.header(AUTHORIZATION, header);
+            }
+            let response = request.send().await.map_err(|e| attempt.failed(&e))?;
+            if response.status() != StatusCode::UNAUTHORIZED || retried {
+                return Ok(response);
+            }
+            retried = true;
+            self.authorizations.lock().await.clear();
+        }
+    }
+
     /// Sends the request `build` makes (with the push authorization when
     /// `authorized`), once more if a token may have expired; a status that
     /// is not success is an error naming `what`.
@@ -141,38 +169,27 @@ impl Registry {
         build: impl Fn() -> RequestBuilder,
     ) -> Result<reqwest::Response, OciError> {
         let attempt = Attempt::start(&self.host, what, self.settings.timeout);
-        let mut retried = false;
-        loop {
-            let mut request = build();
-            if authorized && let Some(header) = self.header(reference, true).await? {
-                request = request.header(AUTHORIZATION, header);
-            }
-            let response = request.send().await.map_err(|e| attempt.failed(&e))?;
-            let status = response.status();
-            if status.is_success() {
-                return Ok(response);
-            }
-            if status == StatusCode::UNAUTHORIZED && !retried {
-                retried = true;
-                self.authorizations.lock().await.clear();
-                continue;
-            }
-            let said = attempt.read_prefix(response, 1024).await;
-            let said = String::from_utf8_lossy(&said).trim().to_string();
-            let said = crate::escape::escape_controls(&said);
-            if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
-                return Err(OciError::new(
-                    OciErrorKind::Unauthorized,
-                    format!(
-                        "registry {} answered {status} to {what} ({said}): the credentials are \
-                         missing or not accepted for pushing; {}",
-                        self.host,
-                        where_credentials_are_read()
-                    ),
-                ));
-            }
-            return Err(self.refused(format!("it answered {status} to {what} ({said})")));
+        let authorized = authorized.then_some(true);
+        let response = self.send(reference, authorized, &attempt, build).await?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
         }
+        let said = attempt.read_prefix(response, 1024).await;
+        let said = String::from_utf8_lossy(&said);
+        let said = crate::escape::escape_controls(said.trim());
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+            return Err(OciError::new(
+                OciErrorKind::Unauthorized,
+                format!(
+                    "registry {} answered {status} to {what} ({said}): the credentials are \
+                     missing or not accepted for pushing; {}",
+                    self.host,
+                    where_credentials_are_read()
+                ),
+            ));
+        }
+        Err(self.refused(format!("it answered {status} to {what} ({said})")))
     }
 
     fn refused(&self, why: String) -> OciError {
@@ -319,24 +336,16 @@ impl Registry {
     ) -> Result<Option<String>, OciError> {
         let url = self.url(reference, path);
         let attempt = Attempt::start(&self.host, what, self.settings.timeout);
-        let mut retried = false;
-        let response = loop {
-            let mut request = self.http.registry.get(&url);
-            if !accept.is_empty() {
-                request = request.header(ACCEPT, accept.join(", "));
-            }
-            if let Some(header) = self.header(reference, false).await? {
-                request = request.header(AUTHORIZATION, header);
-            }
-            let response = request.send().await.map_err(|e| attempt.failed(&e))?;
-            if response.status() == StatusCode::UNAUTHORIZED && !retried {
-                // A token may have expired: ask again once.
-                retried = true;
-                self.authorizations.lock().await.clear();
-                continue;
-            }
-            break response;
-        };
+        let response = self
+            .send(reference, Some(false), &attempt, || {
+                let request = self.http.registry.get(&url);
+                if accept.is_empty() {
+                    request
+                } else {
+                    request.header(ACCEPT, accept.join(", "))
+                }
+            })
+            .await?;
         let status = response.status();
         if status == StatusCode::NOT_FOUND {
             return Err(OciError::new(

@@ -274,9 +274,9 @@ fn with_query(realm: &Url, scope: &str, service: Option<&str>) -> Url {
 
 /// An `application/x-www-form-urlencoded` body of `pairs`.
 fn url_encoded(pairs: &[(&str, &str)]) -> String {
-    let mut body = reqwest::Url::parse("http://form.invalid/").expect("a valid URL");
-    body.query_pairs_mut().extend_pairs(pairs);
-    body.query().unwrap_or_default().to_string()
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
 }
 
 /// `key="value"` pairs of a `WWW-Authenticate: Bearer ...` challenge.

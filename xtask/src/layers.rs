@@ -358,42 +358,34 @@ fn code_of_keeping_cfg_test(text: &str) -> String {
                 blank(&mut out, chars[i]);
                 i += 1;
             }
-        } else if c == '"' {
-            out.push(' ');
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' {
-                    blank(&mut out, chars[i]);
-                    i += 1;
-                }
-                if i < chars.len() {
-                    blank(&mut out, chars[i]);
-                    i += 1;
-                }
-            }
-            out.push(' ');
-            i += 1;
-        } else if c == '\'' && is_char_literal(&chars, i) {
-            out.push(' ');
-            i += 1;
-            while i < chars.len() && chars[i] != '\'' {
-                if chars[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                if i < chars.len() {
-                    blank(&mut out, chars[i]);
-                    i += 1;
-                }
-            }
-            out.push(' ');
-            i += 1;
+        } else if c == '"' || (c == '\'' && is_char_literal(&chars, i)) {
+            i = blank_quoted(&chars, i, &mut out);
         } else {
             out.push(c);
             i += 1;
         }
     }
     out
+}
+
+/// Blanks the string or character literal whose opening quote is at `i`
+/// (escapes included) into `out`; the index after its closing quote.
+fn blank_quoted(chars: &[char], mut i: usize, out: &mut String) -> usize {
+    let quote = chars[i];
+    out.push(' ');
+    i += 1;
+    while i < chars.len() && chars[i] != quote {
+        if chars[i] == '\\' {
+            out.push(' ');
+            i += 1;
+        }
+        if let Some(&c) = chars.get(i) {
+            out.push(if c == '\n' { '\n' } else { ' ' });
+            i += 1;
+        }
+    }
+    out.push(' ');
+    i + 1
 }
 
 /// The number of `#` of a raw string literal starting at `i`, if one does.
@@ -606,17 +598,17 @@ pub fn inline_paths(code: &str) -> Vec<Written> {
             line += 1;
         }
         let boundary = i == 0 || (!is_ident(chars[i - 1]) && chars[i - 1] != ':');
-        let starts = ["crate::", "super::", "self::"]
-            .into_iter()
-            .find(|p| boundary && chars[i..].iter().take(p.len()).copied().eq(p.chars()));
-        if let Some(prefix) = starts {
+        let starts = boundary
+            && ["crate::", "super::", "self::"]
+                .iter()
+                .any(|p| chars[i..].iter().take(p.len()).copied().eq(p.chars()));
+        if starts {
             let mut j = i;
             let mut path = String::new();
             while j < chars.len() && (is_ident(chars[j]) || chars[j] == ':') {
                 path.push(chars[j]);
                 j += 1;
             }
-            let _ = prefix;
             found.push((line, segments(&path)));
             i = j;
             continue;
