@@ -22,8 +22,8 @@ use crate::engine::{Compiled, Concurrency, describe_error};
 use crate::names;
 use crate::policy::{Access, Limits, Warm, to_usize};
 use crate::sandbox::{
-    self, Blueprint, CallReport, Captured, Exports, HttpClient, Overflow, Request, Runtime,
-    SessionCall, Target, TypedCall, WarmInstances,
+    self, Blueprint, CallReport, Captured, Overflow, Request, Runtime, SessionCall, Target,
+    TypedCall,
 };
 use crate::tool::{Arguments, SessionId, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
 use wasmtime::Engine;
@@ -77,28 +77,6 @@ struct Inner {
     producers: Producers,
     compile_time: Duration,
     compiled: Compiled,
-}
-
-impl Inner {
-    /// New, empty sets of instances for this module's calls (made ahead,
-    /// or warm if `warm` says so), after its access or warmth changed.
-    fn renew_instances(&mut self, warm: Option<Warm>) {
-        if let Some(sessions) = &self.target.sessions {
-            let max_calls = sessions.max_calls();
-            self.target.sessions = Some(self.runtime.sessions().for_module(max_calls));
-        }
-        match warm {
-            Some(warm) => {
-                self.target.ready = None;
-                self.target.warm = Some(WarmInstances::new(warm));
-            }
-            None => {
-                self.target.ready = self.runtime.ready_instances();
-                self.target.warm = None;
-                prepare_first(&self.runtime, &self.target);
-            }
-        }
-    }
 }
 
 impl WasmModule {
@@ -164,7 +142,6 @@ impl WasmModule {
                 name, &component, bytes, &limits, &producers,
             )?)
         };
-        let exports = Exports::of(&component);
         let imports = component
             .component_type()
             .imports(linker.engine())
@@ -176,27 +153,19 @@ impl WasmModule {
         })?;
         let overflow =
             pooled.then(|| Arc::new(Overflow::new(Arc::clone(&linkers.on_demand.1), component)));
-        let blueprint = Blueprint {
-            module: name.into(),
+        let blueprint = Blueprint::new(
+            name,
             pre,
-            exports,
-            overflow,
-            disposal: runtime.disposal(),
             limits,
-            access: Arc::default(),
-            transcodes: abi.transcodes_strings,
-            // Priming calls `call`, which only the toolhost:tool world has.
-            prime_ready: discovered.is_none() && producers.interpreter_sets_up_on_first_call(),
-            state_bytes: to_usize(state.bytes),
-            resolver: runtime.resolver().clone(),
-            http: None,
-        };
-        let target = Target {
-            blueprint,
-            ready: runtime.ready_instances(),
-            warm: None,
-            sessions: None,
-        };
+            runtime.disposal(),
+            runtime.resolver().clone(),
+        )
+        .with_overflow(overflow)
+        .with_transcoding(abi.transcodes_strings)
+        // Priming calls `call`, which only the toolhost:tool world has.
+        .with_primed_ready(discovered.is_none() && producers.interpreter_sets_up_on_first_call())
+        .with_state_bytes(to_usize(state.bytes));
+        let target = Target::new(runtime, blueprint);
         let (tools, left_out) = match discovered {
             Some(discovered) => typed_tools(discovered),
             None => {
@@ -205,7 +174,7 @@ impl WasmModule {
                 (tools, Vec::new())
             }
         };
-        prepare_first(runtime, &target);
+        target.prepare_first(runtime);
         Ok(Self {
             inner: Arc::new(Inner {
                 name: name.to_string(),
@@ -226,14 +195,12 @@ impl WasmModule {
     /// [`Grants::resolve`](crate::Grants::resolve)); `tool-info` is always
     /// read with nothing granted.
     pub fn with_access(self, access: Access) -> Self {
-        if *self.inner.target.access == access {
+        if *self.inner.target.access() == access {
             return self;
         }
         let mut inner = (*self.inner).clone();
-        inner.target.http = HttpClient::for_access(&access.http);
-        inner.target.access = Arc::new(access);
-        // Instances made for the old access must not serve the new one.
-        inner.renew_instances(self.warm());
+        // Instances made for the old access never serve the new one.
+        inner.target = inner.target.with_access(&inner.runtime, access);
         Self {
             inner: Arc::new(inner),
         }
@@ -273,9 +240,7 @@ impl WasmModule {
     /// for the first time.
     pub fn with_warmth(self, warm: Option<Warm>) -> Self {
         let mut inner = (*self.inner).clone();
-        inner.renew_instances(warm.map(|w| Warm {
-            max_calls: w.max_calls.max(1),
-        }));
+        inner.target = inner.target.with_warmth(&inner.runtime, warm);
         Self {
             inner: Arc::new(inner),
         }
@@ -285,7 +250,7 @@ impl WasmModule {
     /// [`with_warm`](Self::with_warm)); `None` when every call gets a fresh
     /// instance.
     pub fn warm(&self) -> Option<Warm> {
-        self.inner.target.warm.as_ref().map(|w| w.warm())
+        self.inner.target.warm()
     }
 
     /// This module with sessions on: a call made in a session
@@ -312,7 +277,7 @@ impl WasmModule {
     /// ```
     pub fn with_sessions(self, max_calls: u64) -> Self {
         let mut inner = (*self.inner).clone();
-        inner.target.sessions = Some(inner.runtime.sessions().for_module(max_calls));
+        inner.target = inner.target.with_sessions(&inner.runtime, Some(max_calls));
         Self {
             inner: Arc::new(inner),
         }
@@ -320,11 +285,11 @@ impl WasmModule {
 
     /// This module with sessions off: a call in a session is a fresh call.
     pub fn without_sessions(self) -> Self {
-        if self.inner.target.sessions.is_none() {
+        if self.inner.target.sessions().is_none() {
             return self;
         }
         let mut inner = (*self.inner).clone();
-        inner.target.sessions = None;
+        inner.target = inner.target.with_sessions(&inner.runtime, None);
         Self {
             inner: Arc::new(inner),
         }
@@ -334,17 +299,17 @@ impl WasmModule {
     /// [`with_sessions`](Self::with_sessions)): the calls one session
     /// instance serves at most, or `None` when sessions are off.
     pub fn sessions(&self) -> Option<u64> {
-        self.inner.target.sessions.as_ref().map(|s| s.max_calls())
+        self.inner.target.session_calls()
     }
 
     /// How many warm instances wait for calls (0 unless the module is warm).
     pub fn warm_instances(&self) -> usize {
-        self.inner.target.warm.as_ref().map_or(0, |w| w.idle())
+        self.inner.target.idle_warm_instances()
     }
 
     /// What this module's calls may reach.
     pub fn access(&self) -> &Access {
-        &self.inner.target.access
+        self.inner.target.access()
     }
 
     /// The module's name: the prefix of its exposed tool names.
@@ -354,7 +319,7 @@ impl WasmModule {
 
     /// The limits each call runs under.
     pub fn limits(&self) -> &Limits {
-        &self.inner.target.limits
+        self.inner.target.limits()
     }
 
     /// The exported functions of a component written for another host that
@@ -396,20 +361,20 @@ impl WasmModule {
     /// ([`PoolConfig`](crate::PoolConfig)): `false` when the pool is off,
     /// or the component (or its `max_table_elements`) does not fit a slot.
     pub fn pooled(&self) -> bool {
-        self.inner.target.overflow.is_some()
+        self.inner.target.pooled()
     }
 
     /// How many of this module's calls found the instance pool full and ran
     /// in an instance allocated on demand (always 0 when it is not
     /// [`pooled`](Self::pooled)).
     pub fn calls_off_the_pool(&self) -> u64 {
-        self.inner.target.overflow.as_ref().map_or(0, |o| o.calls())
+        self.inner.target.calls_off_the_pool()
     }
 
     /// How many fresh instances are ready for this module's next calls
     /// (made ahead, each for one call; see `[pool] ready_per_module`).
     pub fn ready_instances(&self) -> usize {
-        self.inner.target.ready.as_ref().map_or(0, |r| r.count())
+        self.inner.target.ready_count()
     }
 
     /// Whether the component was compiled at load or came from the cache.
@@ -435,7 +400,7 @@ impl WasmModule {
                 format!("module '{}' has no tool '{name}'.", self.inner.name),
             ));
         };
-        let max_args = self.inner.target.limits.max_args_bytes;
+        let max_args = self.inner.target.limits().max_args_bytes;
         if arguments.len() as u64 > max_args {
             return Err(ToolError::arguments_too_large(
                 name,
@@ -450,8 +415,8 @@ impl WasmModule {
             });
         };
         let object = arguments.object()?;
-        let max_text = to_usize(self.inner.target.limits.max_output_bytes);
-        let limits = &self.inner.target.limits;
+        let max_text = to_usize(self.inner.target.limits().max_output_bytes);
+        let limits = self.inner.target.limits();
         let memory_bytes = limits.memory_mib.saturating_mul(1024 * 1024);
         let params = func
             .arguments(&object, arguments.len(), memory_bytes)
@@ -479,10 +444,11 @@ impl WasmModule {
     ) -> Result<String, ToolError> {
         let inner = &self.inner;
         let started = Instant::now();
-        let (report, dropped) = match (&inner.target.sessions, session) {
+        let (report, dropped) = match (inner.target.sessions(), session) {
             (Some(sessions), Some(session)) => {
                 let SessionCall { report, dropped } =
-                    sandbox::run_in_session(&inner.target, sessions, &session, request).await;
+                    sandbox::run_in_session(inner.target.blueprint(), sessions, &session, request)
+                        .await;
                 (report, dropped)
             }
             _ => (sandbox::run(inner.target.clone(), request).await, false),
@@ -492,7 +458,7 @@ impl WasmModule {
         let mut error = match report.result {
             Ok(Ok(text)) => return Ok(text),
             Ok(Err(text)) => ToolError::failed(&tool, &text),
-            Err(fault) => fault_text::call_error(&tool, fault, &inner.target.limits),
+            Err(fault) => fault_text::call_error(&tool, fault, inner.target.limits()),
         };
         if let Some(problem) = http_problem {
             error = error.with_note(&format!("toolhost refused HTTP: {problem}"));
@@ -519,16 +485,6 @@ fn typed_tools(discovered: typed::Discovered) -> (Vec<ModuleTool>, Vec<LeftOut>)
     (tools, discovered.left_out)
 }
 
-/// Makes the first instance ahead of `target`'s calls now, so that even the
-/// first call finds one ready; the rest are made after calls, in the
-/// background.
-fn prepare_first(runtime: &Runtime, target: &Target) {
-    if let Some(ready) = &target.ready {
-        let clock = runtime.clock();
-        clock.block_on(clock.drive(ready.fill_one(target)));
-    }
-}
-
 /// Refuses a module whose instances' state alone would not fit its memory
 /// limit (the state of each call's instances counts against it).
 fn check_state(name: &str, state_bytes: u64, limits: &Limits) -> Result<(), LoadError> {
@@ -553,11 +509,11 @@ impl Tool for WasmModule {
     }
 
     fn max_arguments_bytes(&self) -> Option<u64> {
-        Some(self.inner.target.limits.max_args_bytes)
+        Some(self.inner.target.limits().max_args_bytes)
     }
 
     fn time_limit(&self) -> Option<Duration> {
-        Some(Duration::from_millis(self.inner.target.limits.timeout_ms))
+        Some(Duration::from_millis(self.inner.target.limits().timeout_ms))
     }
 
     fn call(&self, name: &str, arguments: &Arguments) -> Result<String, ToolError> {
@@ -587,7 +543,7 @@ impl Tool for WasmModule {
     }
 
     fn end_session(&self, session: &SessionId) {
-        if let Some(sessions) = &self.inner.target.sessions {
+        if let Some(sessions) = self.inner.target.sessions() {
             sessions.end(session);
         }
     }
@@ -632,7 +588,7 @@ impl std::fmt::Debug for WasmModule {
         f.debug_struct("WasmModule")
             .field("name", &self.inner.name)
             .field("tools", &tools)
-            .field("limits", &self.inner.target.limits)
+            .field("limits", self.inner.target.limits())
             .finish_non_exhaustive()
     }
 }

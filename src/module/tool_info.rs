@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::names;
-use crate::policy::{Access, Limits, to_usize};
-use crate::sandbox::{self, Blueprint, Request, Target};
+use crate::policy::{Limits, to_usize};
+use crate::sandbox::{self, Request, Target};
 use crate::tool::{ToolInfo, json_type_name};
 
 use super::fault_text::tool_info_error;
@@ -27,22 +27,13 @@ pub(super) struct ModuleTool {
 /// Runs `tool-info` once (under the `tool_info_*` limits, with nothing
 /// granted) and turns its answer into checked tool schemas.
 pub(super) async fn read_tools(name: &str, target: &Target) -> Result<Vec<ModuleTool>, LoadError> {
-    let limits = &target.limits;
+    let limits = target.limits();
     let info_limits = Limits {
         fuel: limits.tool_info_fuel,
         timeout_ms: limits.tool_info_timeout_ms,
         ..*limits
     };
-    let info_target = Target {
-        blueprint: Blueprint {
-            limits: info_limits,
-            access: Arc::new(Access::default()),
-            ..target.blueprint.clone()
-        },
-        // Instances made ahead are for calls, with the call limits.
-        ready: None,
-        ..target.clone()
-    };
+    let info_target = target.for_tool_info(info_limits);
     let report = sandbox::run(info_target, Request::ToolInfo).await;
     let text = match report.result {
         Ok(Ok(text)) => text,

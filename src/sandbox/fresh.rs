@@ -21,27 +21,27 @@ use crate::engine::EPOCH_TICK;
 use crate::policy::to_usize;
 
 /// The call run in an instance made for it now.
-pub(super) async fn run_fresh(target: &Blueprint, request: Request) -> CallReport {
-    let captured = to_usize(target.limits.max_captured_bytes);
+pub(super) async fn run_fresh(blueprint: &Blueprint, request: Request) -> CallReport {
+    let captured = to_usize(blueprint.limits().max_captured_bytes);
     let stdout = Capture::new(captured);
     let stderr = Capture::new(captured);
     let outputs = Outputs {
         stdout: &stdout,
         stderr: &stderr,
     };
-    let (result, seen) = run_in_store(target, request, outputs).await;
+    let (result, seen) = run_in_store(blueprint, request, outputs).await;
     report(result, seen, &stdout, &stderr)
 }
 
 /// The outcome, and what the store saw on the way.
 async fn run_in_store(
-    target: &Blueprint,
+    blueprint: &Blueprint,
     request: Request,
     outputs: Outputs<'_>,
 ) -> (Outcome, Seen) {
     match run_with(
-        target,
-        (&target.pre, target.exports),
+        blueprint,
+        (blueprint.pre(), blueprint.exports()),
         request.clone(),
         outputs,
     )
@@ -52,7 +52,7 @@ async fn run_in_store(
     }
     // No guest code ran: the pool refused the instance (or its stack)
     // first. Start again with an instance of our own.
-    let linked = match target.overflow.as_deref().map(Overflow::pre) {
+    let linked = match blueprint.overflow().map(Overflow::pre) {
         Some(Ok(linked)) => linked,
         Some(Err(fault)) => return (Err(fault), Seen::default()),
         None => {
@@ -62,7 +62,7 @@ async fn run_in_store(
             );
         }
     };
-    match run_with(target, linked, request, outputs).await {
+    match run_with(blueprint, linked, request, outputs).await {
         Attempt::Done(outcome, seen) => (outcome, seen),
         Attempt::PoolFull => (
             Err(Fault::Host("the instance pool is full".into())),
@@ -82,15 +82,15 @@ enum Attempt {
 /// The call run in a fresh store and instance of `pre`, whose exports are
 /// `exports`.
 async fn run_with(
-    target: &Blueprint,
+    blueprint: &Blueprint,
     (pre, exports): (&InstancePre<CallState>, Exports),
     request: Request,
     outputs: Outputs<'_>,
 ) -> Attempt {
-    let limits = &target.limits;
+    let limits = blueprint.limits();
     let timeout = Duration::from_millis(limits.timeout_ms);
     let deadline = Deadline::after(timeout);
-    let mut store = match new_store(target, pre.engine(), outputs, &deadline) {
+    let mut store = match new_store(blueprint, pre.engine(), outputs, &deadline) {
         Ok(store) => store,
         Err(fault) => return Attempt::Done(Err(fault), Seen::default()),
     };
@@ -101,13 +101,13 @@ async fn run_with(
     let outcome = match tokio::time::timeout(timeout + EPOCH_TICK, call).await {
         Err(_elapsed) => Err(Fault::Timeout),
         Ok(Ok(answer)) => answer,
-        Ok(Err(error)) if pool_was_full(&error) && target.overflow.is_some() => {
+        Ok(Err(error)) if pool_was_full(&error) && blueprint.overflow().is_some() => {
             return Attempt::PoolFull;
         }
-        Ok(Err(error)) => Err(classify(&error, target.host_copy())),
+        Ok(Err(error)) => Err(classify(&error, blueprint.host_copy())),
     };
     let (outcome, seen) = settle(&store, outcome);
-    target.disposal.dispose(store, ());
+    blueprint.disposal().dispose(store, ());
     Attempt::Done(outcome, seen)
 }
 

@@ -19,22 +19,22 @@ use crate::engine::EPOCH_TICK;
 /// `exports`) with the call's whole time from now: the outcome, and what
 /// the store saw on the way.
 pub(super) async fn run_on(
-    target: &Blueprint,
+    blueprint: &Blueprint,
     store: &mut Store<CallState>,
     (instance, exports): (&Instance, Exports),
     deadline: &Deadline,
     request: Request,
 ) -> (Outcome, Seen) {
-    let timeout = Duration::from_millis(target.limits.timeout_ms);
+    let timeout = Duration::from_millis(blueprint.limits().timeout_ms);
     deadline.restart(timeout);
     store.data().http.begin_call();
     store.set_epoch_deadline(1);
-    let max_bytes = max_bytes(&target.limits, &request);
+    let max_bytes = max_bytes(blueprint.limits(), &request);
     let call = call_export(store, instance, exports, request, max_bytes);
     let outcome = match tokio::time::timeout(timeout + EPOCH_TICK, call).await {
         Err(_elapsed) => Err(Fault::Timeout),
         Ok(Ok(answer)) => answer,
-        Ok(Err(error)) => Err(classify(&error, target.host_copy())),
+        Ok(Err(error)) => Err(classify(&error, blueprint.host_copy())),
     };
     settle(store, outcome)
 }

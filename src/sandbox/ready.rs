@@ -161,17 +161,17 @@ impl ReadyInstances {
         self.lock().ready.len()
     }
 
-    /// Makes one instance of `target` now, on the caller's task, unless the
+    /// Makes one instance of `blueprint` now, on the caller's task, unless the
     /// shelf is full or broken.
-    pub(crate) async fn fill_one(self: &Arc<Self>, target: &Blueprint) {
-        let Some((held, prime)) = self.start_making(target) else {
+    pub(crate) async fn fill_one(self: &Arc<Self>, blueprint: &Blueprint) {
+        let Some((held, prime)) = self.start_making(blueprint) else {
             return;
         };
-        let made = make(target, held, prime).await;
+        let made = make(blueprint, held, prime).await;
         self.shelve(made);
     }
 
-    /// After a call of `target`: has as many instances made as the shelf
+    /// After a call of `blueprint`: has as many instances made as the shelf
     /// lacks (and the budget allows), in the background. They are started
     /// at once when the call took the last one (the next call would wait
     /// for one); otherwise when the background next runs (see
@@ -179,14 +179,14 @@ impl ReadyInstances {
     /// call that found an instance ready wakes no thread, and calls that
     /// found none (the background is behind: the machine is busy) do not
     /// pile more work on it than a tick's worth.
-    pub(crate) fn refill(self: &Arc<Self>, target: &Blueprint, took_one: bool) {
+    pub(crate) fn refill(self: &Arc<Self>, blueprint: &Blueprint, took_one: bool) {
         let background = &self.budget.background;
         let urgent = took_one && self.lock().ready.is_empty();
-        while let Some((held, prime)) = self.start_making(target) {
+        while let Some((held, prime)) = self.start_making(blueprint) {
             let shelf = Arc::clone(self);
-            let target = target.clone();
+            let blueprint = blueprint.clone();
             let job = async move {
-                let made = make(&target, held, prime).await;
+                let made = make(&blueprint, held, prime).await;
                 shelf.shelve(made);
             };
             if urgent {
@@ -199,15 +199,17 @@ impl ReadyInstances {
     }
 
     /// A place on the shelf and in the budget for one more instance of
-    /// `target`, and whether to prime it.
-    fn start_making(self: &Arc<Self>, target: &Blueprint) -> Option<(Held, bool)> {
+    /// `blueprint`, and whether to prime it.
+    fn start_making(self: &Arc<Self>, blueprint: &Blueprint) -> Option<(Held, bool)> {
         let mut shelf = self.lock();
         if shelf.broken || shelf.ready.len() + shelf.making >= self.budget.per_module {
             return None;
         }
         let held = self.budget.reserve()?;
         shelf.making += 1;
-        let prime = target.prime_ready && target.access.reaches_only_its_own() && !shelf.unprimable;
+        let prime = blueprint.primes_ready()
+            && blueprint.access().reaches_only_its_own()
+            && !shelf.unprimable;
         Some((held, prime))
     }
 
@@ -267,10 +269,10 @@ fn sweep(shelf: &Weak<ReadyInstances>, idle: Duration) -> bool {
     going_on
 }
 
-/// A fresh store and instance for one call of `target`, made under its
+/// A fresh store and instance for one call of `blueprint`, made under its
 /// limits, and primed if `prime` says so.
-async fn make(target: &Blueprint, held: Held, prime: bool) -> Result<Prepared, Unready> {
-    let limits = &target.limits;
+async fn make(blueprint: &Blueprint, held: Held, prime: bool) -> Result<Prepared, Unready> {
+    let limits = blueprint.limits();
     let captured = to_usize(limits.max_captured_bytes);
     let stdout = Capture::new(captured);
     let stderr = Capture::new(captured);
@@ -280,15 +282,15 @@ async fn make(target: &Blueprint, held: Held, prime: bool) -> Result<Prepared, U
         stdout: &stdout,
         stderr: &stderr,
     };
-    let mut store =
-        new_store(target, target.pre.engine(), outputs, &deadline).map_err(|_| Unready::Broken)?;
-    let instantiate = target.pre.instantiate_async(&mut store);
+    let mut store = new_store(blueprint, blueprint.pre().engine(), outputs, &deadline)
+        .map_err(|_| Unready::Broken)?;
+    let instantiate = blueprint.pre().instantiate_async(&mut store);
     let instance = match tokio::time::timeout(timeout + EPOCH_TICK, instantiate).await {
         Ok(Ok(instance)) => instance,
         Ok(Err(error)) if pool_was_full(&error) => return Err(Unready::NoRoom),
         Ok(Err(_)) | Err(_) => return Err(Unready::Broken),
     };
-    if prime && !primed(target, &mut store, &instance, timeout).await {
+    if prime && !primed(blueprint, &mut store, &instance, timeout).await {
         return Err(Unready::Unprimable);
     }
     stdout.clear();
@@ -309,7 +311,7 @@ async fn make(target: &Blueprint, held: Held, prime: bool) -> Result<Prepared, U
 /// in the tool call, and puts back the fuel it used; whether it answered
 /// (either way) within the limits. The caller clears what it printed.
 async fn primed(
-    target: &Blueprint,
+    blueprint: &Blueprint,
     store: &mut Store<CallState>,
     instance: &Instance,
     timeout: Duration,
@@ -317,12 +319,12 @@ async fn primed(
     let Ok(fuel) = store.get_fuel() else {
         return false;
     };
-    let max_bytes = to_usize(target.limits.max_output_bytes);
+    let max_bytes = to_usize(blueprint.limits().max_output_bytes);
     let request = Request::Call {
         name: String::new(),
         arguments: Arc::from(""),
     };
-    let call = call_export(store, instance, target.exports, request, max_bytes);
+    let call = call_export(store, instance, blueprint.exports(), request, max_bytes);
     let answered = matches!(
         tokio::time::timeout(timeout + EPOCH_TICK, call).await,
         Ok(Ok(Ok(_)))

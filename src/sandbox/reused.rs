@@ -70,13 +70,13 @@ pub(super) enum Made {
     PoolFull,
 }
 
-/// A new instance of `pre` (whose exports are `exports`) for `target`'s
+/// A new instance of `pre` (whose exports are `exports`) for `blueprint`'s
 /// calls, made on the caller's task under the module's limits.
 pub(super) async fn make(
-    target: &Blueprint,
+    blueprint: &Blueprint,
     (pre, exports): (&InstancePre<CallState>, Exports),
 ) -> Made {
-    let limits = &target.limits;
+    let limits = blueprint.limits();
     let captured = to_usize(limits.max_captured_bytes);
     let stdout = Capture::new(captured);
     let stderr = Capture::new(captured);
@@ -93,7 +93,7 @@ pub(super) async fn make(
         };
         Made::Failed(report(Err(fault), seen, &stdout, &stderr))
     };
-    let mut store = match new_store(target, pre.engine(), outputs, &deadline) {
+    let mut store = match new_store(blueprint, pre.engine(), outputs, &deadline) {
         Ok(store) => store,
         Err(fault) => return failed(fault, false),
     };
@@ -103,7 +103,7 @@ pub(super) async fn make(
         Ok(Err(error)) if pool_was_full(&error) => return Made::PoolFull,
         Ok(Err(error)) => {
             let refused = store.data().limiter.exceeded();
-            return failed(classify(&error, target.host_copy()), refused);
+            return failed(classify(&error, blueprint.host_copy()), refused);
         }
         Err(_elapsed) => return failed(Fault::Timeout, false),
     };
@@ -127,11 +127,11 @@ impl ReusedInstance {
     /// Runs `request` on it, with its scratch directory as `scratch` says.
     pub(super) async fn serve(
         &mut self,
-        target: &Blueprint,
+        blueprint: &Blueprint,
         request: Request,
         scratch: ScratchBetweenCalls,
     ) -> Served {
-        if let Err(fault) = self.begin_call(target, scratch) {
+        if let Err(fault) = self.begin_call(blueprint, scratch) {
             let report = report(Err(fault), Seen::default(), &self.stdout, &self.stderr);
             return Served {
                 report,
@@ -139,7 +139,7 @@ impl ReusedInstance {
             };
         }
         let (outcome, seen) = run_on(
-            target,
+            blueprint,
             &mut self.store,
             (&self.instance, self.exports),
             &self.deadline,
@@ -154,8 +154,8 @@ impl ReusedInstance {
     }
 
     /// Drops it off the caller's path.
-    pub(super) fn dispose(self, target: &Blueprint) {
-        self.dispose_into(&target.disposal);
+    pub(super) fn dispose(self, blueprint: &Blueprint) {
+        self.dispose_into(blueprint.disposal());
     }
 
     /// Drops it in `disposal`.
@@ -168,10 +168,10 @@ impl ReusedInstance {
     /// starts in `run_on`).
     fn begin_call(
         &mut self,
-        target: &Blueprint,
+        blueprint: &Blueprint,
         scratch: ScratchBetweenCalls,
     ) -> Result<(), Fault> {
-        let limits = &target.limits;
+        let limits = blueprint.limits();
         // Setting fuel only fails on an engine without fuel, which toolhost
         // never makes.
         let _ = self.store.set_fuel(limits.fuel);

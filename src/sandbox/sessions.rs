@@ -355,24 +355,24 @@ pub(crate) struct SessionCall {
     pub dropped: bool,
 }
 
-/// Runs `request` in the instance of `target` of the session with key
+/// Runs `request` in the instance of `blueprint` of the session with key
 /// `session` (made now if it has none), after the session's calls before
 /// it.
 pub(crate) async fn run(
-    target: &Blueprint,
+    blueprint: &Blueprint,
     sessions: &ModuleSessions,
     session: &SessionId,
     request: Request,
 ) -> SessionCall {
     let key = (Arc::clone(session.key()), sessions.key.module);
     let store = &sessions.key.store;
-    let slot = match store.enter(&key, session, &target.disposal) {
+    let slot = match store.enter(&key, session, blueprint.disposal()) {
         Ok(slot) => slot,
         Err(reason) => return not_run(Fault::SessionReset(reason)),
     };
     let mut guard = slot.instance.lock().await;
     if guard.is_none() {
-        match make_instance(target).await {
+        match make_instance(blueprint).await {
             Ok(instance) => *guard = Some(instance),
             Err(report) => {
                 drop(guard);
@@ -389,7 +389,7 @@ pub(crate) async fn run(
     };
     slot.made.store(true, Ordering::Relaxed);
     let Served { report, ended_well } = instance
-        .serve(target, request, ScratchBetweenCalls::Kept)
+        .serve(blueprint, request, ScratchBetweenCalls::Kept)
         .await;
     slot.touch();
     let worn_out = instance.calls() >= sessions.max_calls;
@@ -402,7 +402,7 @@ pub(crate) async fn run(
         };
     }
     if let Some(instance) = guard.take() {
-        instance.dispose(target);
+        instance.dispose(blueprint);
     }
     drop(guard);
     let reset = match (ended_well, worn_out) {
@@ -423,21 +423,21 @@ pub(crate) async fn run(
     }
 }
 
-/// A new instance of `target` for a session: from the pool, or made on
+/// A new instance of `blueprint` for a session: from the pool, or made on
 /// demand when the pool is full (a session's instance must hold its state,
 /// so it is never served as a fresh call).
-async fn make_instance(target: &Blueprint) -> Result<ReusedInstance, CallReport> {
-    match make(target, (&target.pre, target.exports)).await {
+async fn make_instance(blueprint: &Blueprint) -> Result<ReusedInstance, CallReport> {
+    match make(blueprint, (blueprint.pre(), blueprint.exports())).await {
         Made::Ready(instance) => return Ok(instance),
         Made::Failed(report) => return Err(report),
         Made::PoolFull => {}
     }
-    let linked = match target.overflow.as_deref().map(|o| o.pre()) {
+    let linked = match blueprint.overflow().map(|o| o.pre()) {
         Some(Ok(linked)) => linked,
         Some(Err(fault)) => return Err(not_run(fault).report),
         None => return Err(not_run(Fault::Host("the instance pool is full".into())).report),
     };
-    match make(target, linked).await {
+    match make(blueprint, linked).await {
         Made::Ready(instance) => Ok(instance),
         Made::Failed(report) => Err(report),
         Made::PoolFull => Err(not_run(Fault::Host("the instance pool is full".into())).report),

@@ -24,30 +24,30 @@ const MAX_COMPONENT_HANDLES: usize = 10_000;
 /// WASI resources (streams, files, pollables) alive at once (wasmtime: 1,000,000).
 const MAX_WASI_RESOURCES: usize = 10_000;
 
-/// A store in `engine` for one call of `target`, writing to `outputs`, whose
+/// A store in `engine` for one call of `blueprint`, writing to `outputs`, whose
 /// time is up at `deadline`.
 pub(super) fn new_store(
-    target: &Blueprint,
+    blueprint: &Blueprint,
     engine: &Engine,
     outputs: Outputs<'_>,
     deadline: &Deadline,
 ) -> Result<Store<CallState>, Fault> {
-    let limits = &target.limits;
-    let access = &target.access;
+    let limits = blueprint.limits();
+    let access = blueprint.access();
     let lookups = Arc::new(Semaphore::new(LOOKUPS_AT_ONCE));
     let checks = ConnectChecks {
-        resolver: target.resolver.clone(),
+        resolver: blueprint.resolver().clone(),
         deadline: deadline.clone(),
         lookups: Arc::clone(&lookups),
     };
     let scratch = access.scratch.then(Scratch::new).transpose()?;
     let wasi = wasi_context(access, checks, outputs, scratch.as_ref())?;
     let http = CallHttp::new(HttpCallParts {
-        module: Arc::clone(&target.module),
+        module: Arc::clone(blueprint.module()),
         access: Arc::clone(access),
-        client: target.http.clone(),
+        client: blueprint.http().cloned(),
         limits: *limits,
-        resolver: target.resolver.clone(),
+        resolver: blueprint.resolver().clone(),
         deadline: deadline.clone(),
         lookups: Arc::clone(&lookups),
     });
@@ -62,16 +62,16 @@ pub(super) fn new_store(
     let state = CallState {
         wasi,
         table,
-        limiter: MemoryLimiter::new(limits.memory_bytes(), target.state_bytes, counts),
+        limiter: MemoryLimiter::new(limits.memory_bytes(), blueprint.state_bytes(), counts),
         access: Arc::clone(access),
         budget: CallBudget::new(
-            Arc::clone(&target.module),
+            Arc::clone(blueprint.module()),
             limits,
             access.dirs.len() + usize::from(scratch.is_some()),
         ),
         open_descriptors: HashMap::new(),
         open_sockets: HashMap::new(),
-        resolver: target.resolver.clone(),
+        resolver: blueprint.resolver().clone(),
         lookups,
         deadline: deadline.clone(),
         http,
@@ -79,7 +79,7 @@ pub(super) fn new_store(
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);
-    store.set_hostcall_fuel(target.host_copy_bytes());
+    store.set_hostcall_fuel(blueprint.host_copy_bytes());
     store.set_max_component_handles(MAX_COMPONENT_HANDLES);
     store
         .set_fuel(limits.fuel)

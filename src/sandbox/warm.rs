@@ -53,38 +53,42 @@ impl WarmInstances {
     }
 
     /// Takes an idle instance back, or drops it when enough are idle.
-    fn give_back(&self, instance: ReusedInstance, target: &Blueprint) {
+    fn give_back(&self, instance: ReusedInstance, blueprint: &Blueprint) {
         let mut idle = self.lock();
         if idle.len() < MAX_IDLE {
             idle.push(instance);
             return;
         }
         drop(idle);
-        instance.dispose(target);
+        instance.dispose(blueprint);
     }
 }
 
 /// Runs `request` in an idle instance of `warm` (or a new one), and keeps
 /// the instance for the next call if this one ended well.
-pub(crate) async fn run(target: &Blueprint, warm: &WarmInstances, request: Request) -> CallReport {
+pub(crate) async fn run(
+    blueprint: &Blueprint,
+    warm: &WarmInstances,
+    request: Request,
+) -> CallReport {
     let taken = warm.lock().pop();
     let mut instance = match taken {
         Some(instance) => instance,
-        None => match make(target, (&target.pre, target.exports)).await {
+        None => match make(blueprint, (blueprint.pre(), blueprint.exports())).await {
             Made::Ready(instance) => instance,
             Made::Failed(report) => return report,
             // No slot for a long-lived instance: serve this call as a
             // module that is not warm would.
-            Made::PoolFull => return run_fresh(target, request).await,
+            Made::PoolFull => return run_fresh(blueprint, request).await,
         },
     };
     let Served { report, ended_well } = instance
-        .serve(target, request, ScratchBetweenCalls::Emptied)
+        .serve(blueprint, request, ScratchBetweenCalls::Emptied)
         .await;
     if ended_well && instance.calls() < warm.warm.max_calls {
-        warm.give_back(instance, target);
+        warm.give_back(instance, blueprint);
     } else {
-        instance.dispose(target);
+        instance.dispose(blueprint);
     }
     report
 }
