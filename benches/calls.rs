@@ -2,11 +2,20 @@
 //!
 //! `cargo bench --bench calls` measures, in one run:
 //! - `call/native`: dispatching to a native Rust tool (the floor);
-//! - `call/wasm_calc`: dispatching `calc_evaluate`, a fresh sandboxed instance per call;
+//! - `call/wasm_calc`: dispatching `calc_evaluate`, a fresh sandboxed instance per call,
+//!   back to back (on a machine with few cores the background that makes
+//!   instances ahead falls behind, so a share of these calls make their
+//!   instance themselves, and that share moves with timing from build to
+//!   build);
+//! - `made_ahead/echo` and `made_ahead/calc`: one call of `echo_echo`
+//!   (tests/guests/guest-echo) and of `calc_evaluate` with an instance made
+//!   ahead of it: before each (untimed), the bench waits until the module
+//!   has one ready, so every timed call takes one;
 //! - `load/compile`: loading the `calc` component, compiling it;
 //! - `load/cached`: loading it again through toolhost's on-disk compile cache.
 
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -68,5 +77,48 @@ fn loads(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, calls, loads);
+/// Waits until `module` has an instance made ahead of its next call.
+fn wait_until_ready(runtime: &Runtime, module: &WasmModule) {
+    runtime.on_idle();
+    let until = Instant::now() + Duration::from_secs(10);
+    while module.ready_instances() == 0 {
+        assert!(Instant::now() < until, "no instance was made ahead");
+        std::thread::yield_now();
+    }
+}
+
+fn made_ahead(c: &mut Criterion) {
+    let runtime = Runtime::new().expect("runtime");
+    let echo = std::fs::read(toolhost_testkit::guest("guest-echo")).expect("the echo guest");
+    let calc = bundled_module("calc").expect("calc is bundled");
+    let modules = [
+        ("echo", &echo[..], "echo_echo", r#"{"text": "hello"}"#),
+        (
+            "calc",
+            calc,
+            "calc_evaluate",
+            r#"{"expression": "2 * (3 + 4)"}"#,
+        ),
+    ];
+    let mut group = c.benchmark_group("made_ahead");
+    for (name, bytes, tool, arguments) in modules {
+        let module = WasmModule::from_bytes(&runtime, name, bytes, Limits::default()).unwrap();
+        let arguments = Arguments::from_json(arguments).unwrap();
+        group.bench_function(name, |b| {
+            b.iter_custom(|iterations| {
+                let mut took = Duration::ZERO;
+                for _ in 0..iterations {
+                    wait_until_ready(&runtime, &module);
+                    let started = Instant::now();
+                    black_box(module.call(tool, black_box(&arguments)).unwrap());
+                    took += started.elapsed();
+                }
+                took
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, calls, made_ahead, loads);
 criterion_main!(benches);
