@@ -96,3 +96,8 @@ pub use tool::{
     Arguments, MAX_SESSION_ID_BYTES, OUTPUT_SCHEMA_BOUNDS, OutputSchemaBounds, SessionId, Tool,
     ToolError, ToolErrorKind, ToolFuture, ToolInfo,
 };
+
+/// docs/library.md, whose Rust blocks are compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/library.md")]
+pub struct LibraryPage;

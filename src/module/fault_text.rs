@@ -212,4 +212,81 @@ mod tests {
             "Error: tool 'm_t' trapped: call stack exhausted (after a memory growth past its limit of 64 MiB was refused)"
         );
     }
+
+    /// The code spans of the row of docs/sandbox.md's error tables whose
+    /// first cell is `cause`.
+    fn page_texts(cause: &str) -> Vec<&'static str> {
+        let page = include_str!("../../docs/sandbox.md");
+        let tables = page
+            .find("## What the model reads")
+            .expect("docs/sandbox.md has its error tables");
+        let row = page[tables..]
+            .lines()
+            .find(|line| line.starts_with(&format!("| {cause} |")))
+            .unwrap_or_else(|| panic!("docs/sandbox.md has a row for {cause}"));
+        let cell = row.splitn(3, '|').nth(2).expect("a second cell");
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|span| span.starts_with("Error:"))
+            .collect()
+    }
+
+    /// Every `Error:` text of docs/sandbox.md's tables that a fault (or a
+    /// call's own error) makes is what this file makes of it, for tool
+    /// `calc_evaluate` under the default limits; the rows made by dispatch
+    /// are checked in tests/it/docs.rs.
+    #[test]
+    fn the_sandbox_page_says_what_the_model_reads() {
+        let limits = Limits::default();
+        let call = |f: Fault| call_error("calc_evaluate", f, &limits).to_string();
+        let rows: [(&str, String); 12] = [
+            ("`fuel`", call(Fault::OutOfFuel)),
+            ("`timeout_ms`", call(Fault::Timeout)),
+            ("`memory_mib`", call(Fault::MemoryLimit)),
+            (
+                "`max_stack_kib`",
+                call(Fault::Trapped("call stack exhausted".into())),
+            ),
+            (
+                "`max_args_bytes`",
+                ToolError::arguments_too_large("calc_evaluate", 2_000_000, limits.max_args_bytes)
+                    .to_string(),
+            ),
+            (
+                "`max_output_bytes`",
+                call(Fault::OutputTooLarge(Some(2_000_000))),
+            ),
+            (
+                "`max_instances`, `max_tables`, `max_memories`, `max_table_elements`",
+                call(Fault::ResourceLimit("max_tables")),
+            ),
+            (
+                "a Rust panic (message read from the guest's stderr)",
+                call(Fault::Panicked("<message>".into())),
+            ),
+            (
+                "a panic or trap after a memory growth was refused (and went on)",
+                call(Fault::AfterRefusedMemory(Box::new(Fault::Panicked(
+                    "<message>".into(),
+                )))),
+            ),
+            ("the guest calls `exit`", call(Fault::Exited(1))),
+            (
+                "a string passed to the host larger than a host call may carry",
+                call(Fault::HostCopy(limits.memory_bytes(), false)),
+            ),
+            (
+                "any other trap",
+                call(Fault::Trapped("<wasmtime's trap message>".into())),
+            ),
+        ];
+        for (cause, text) in &rows {
+            assert_eq!(page_texts(cause), [text.as_str()], "the row for {cause}");
+        }
+        assert_eq!(
+            page_texts("the tool's own `err`"),
+            [ToolError::failed("calc_evaluate", "<the tool's text>").to_string()]
+        );
+    }
 }

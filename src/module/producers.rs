@@ -105,7 +105,7 @@ impl Producers {
     /// Whether the component carries an interpreter that sets itself up on
     /// its first export call after instantiation (CPython from
     /// componentize-py, SpiderMonkey from ComponentizeJS): its instances
-    /// made ahead of calls are primed (`[pool]` in README.md).
+    /// made ahead of calls are primed (`[pool]` in docs/config.md).
     pub fn interpreter_sets_up_on_first_call(&self) -> bool {
         self.python_version().is_some() || self.componentize_js().is_some()
     }

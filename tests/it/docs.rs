@@ -1,14 +1,330 @@
-//! The README's limits table matches the code.
+//! The documentation is checked against the code: README.md stays one page
+//! with the two commands CI runs, every TOML block of README.md and `docs/`
+//! is a config, every block copied from a file (`<!-- from: PATH -->`, or
+//! `PATH#Lx-Ly` for lines x to y) equals it, every relative
+//! link resolves, and the tables of limits and error texts are what the
+//! code gives (the texts of faults are checked in `src/module/fault_text.rs`,
+//! where `Fault` is; those of dispatch here).
 
-use toolhost::Limits;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
-/// The rows of the README's limits table: key, applies to, default, most accepted.
-fn readme_limit_rows() -> Vec<(String, String, u64, u64)> {
-    let readme = include_str!("../../README.md");
-    let start = readme
+use serde_json::json;
+use toolhost::Tool;
+use toolhost::config::Config;
+use toolhost::{Limits, Mode, Runtime, ToolController, ToolManager, WasmModule, bundled_module};
+use toolhost_testkit::{guest, workspace_root};
+
+/// README.md's most lines: one page a newcomer reads.
+const README_MAX_LINES: usize = 300;
+
+/// Marks the TOML block after it as not a toolhost config (a Cargo.toml).
+const NOT_A_CONFIG: &str = "<!-- not a config -->";
+
+/// Marks the block after it as a copy of a file of the repository.
+const FROM: &str = "<!-- from: ";
+
+/// A fenced code block of a Markdown page.
+struct Block {
+    /// The page and the line its fence opens on, for messages.
+    at: String,
+    /// The info string's first word (`toml`, `rust`, ...).
+    lang: String,
+    /// The last non-blank line before the fence.
+    marker: String,
+    text: String,
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// README.md and every page of `docs/`.
+fn pages() -> Vec<PathBuf> {
+    let root = workspace_root();
+    let mut pages = vec![root.join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/ exists")
+        .map(|entry| entry.expect("a docs/ entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    assert!(docs.len() >= 10, "docs/ has its pages: {docs:?}");
+    pages.extend(docs);
+    pages
+}
+
+/// The pages whose relative links must resolve.
+fn linked_pages() -> Vec<PathBuf> {
+    let root = workspace_root();
+    let mut pages = pages();
+    for page in [
+        "ARCHITECTURE.md",
+        "SECURITY.md",
+        "BENCHMARKS.md",
+        "crates/python/README.md",
+    ] {
+        pages.push(root.join(page));
+    }
+    pages
+}
+
+fn name(page: &Path) -> String {
+    page.strip_prefix(workspace_root())
+        .unwrap_or(page)
+        .display()
+        .to_string()
+}
+
+/// The fenced code blocks of `page`.
+fn blocks(page: &Path) -> Vec<Block> {
+    let text = read(page);
+    let mut blocks = Vec::new();
+    let mut open: Option<Block> = None;
+    let mut marker = String::new();
+    for (number, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        match open.take() {
+            Some(block) if trimmed.starts_with("```") => blocks.push(block),
+            Some(mut block) => {
+                block.text.push_str(line);
+                block.text.push('\n');
+                open = Some(block);
+            }
+            None if trimmed.starts_with("```") => {
+                let lang = trimmed.trim_start_matches('`').split([',', ' ']).next();
+                open = Some(Block {
+                    at: format!("{}:{}", name(page), number + 1),
+                    lang: lang.unwrap_or_default().to_string(),
+                    marker: marker.clone(),
+                    text: String::new(),
+                });
+            }
+            None if !trimmed.is_empty() => marker = trimmed.to_string(),
+            None => {}
+        }
+    }
+    assert!(
+        open.is_none(),
+        "{}: a code block is never closed",
+        name(page)
+    );
+    blocks
+}
+
+/// `text` without its fenced code blocks and inline code spans.
+fn prose(text: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            let spans: Vec<&str> = line.split('`').collect();
+            for (i, part) in spans.iter().enumerate() {
+                if i % 2 == 0 {
+                    out.push_str(part);
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The anchors GitHub gives `page`'s headings.
+fn anchors(page: &str) -> HashSet<String> {
+    let mut fenced = false;
+    let mut anchors = HashSet::new();
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced || !line.starts_with('#') {
+            continue;
+        }
+        let heading = line.trim_start_matches('#').trim();
+        let anchor: String = heading
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        anchors.insert(anchor);
+    }
+    anchors
+}
+
+#[test]
+fn readme_is_one_page_with_the_commands_ci_runs() {
+    let readme = read(&workspace_root().join("README.md"));
+    let lines = readme.lines().count();
+    assert!(
+        lines <= README_MAX_LINES,
+        "README.md has {lines} lines, more than {README_MAX_LINES}: move reference material to a page of docs/"
+    );
+    let ci = read(&workspace_root().join(".ci/run"));
+    for (marker, command) in [
+        (
+            "<!-- ci: main -->",
+            r#"cargo run -- call calc_evaluate '{"expression": "2 * (3 + 4)"}'"#,
+        ),
+        (
+            "<!-- ci: tests -->",
+            "cargo test --workspace --no-fail-fast",
+        ),
+    ] {
+        let block = format!("{marker}\n```sh\n{command}\n```\n");
+        assert!(readme.contains(&block), "README.md keeps {block}");
+        assert!(ci.contains(command), ".ci/run runs {command}");
+    }
+}
+
+#[test]
+fn every_toml_block_is_a_config() {
+    let mut checked = 0;
+    for page in pages() {
+        for block in blocks(&page) {
+            if block.lang != "toml" || block.marker == NOT_A_CONFIG {
+                continue;
+            }
+            if let Err(e) = Config::from_toml(&block.text) {
+                panic!(
+                    "{}: this TOML block is not a toolhost config: {e}\n(mark a block that is not one with {NOT_A_CONFIG})",
+                    block.at
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 6, "only {checked} config blocks were found");
+}
+
+/// Lines `lines` (`X-LY`, from 1, both included) of `file`, each ending in
+/// a newline.
+fn excerpt(file: &str, lines: &str) -> Option<String> {
+    let (first, last) = lines.split_once("-L")?;
+    let (first, last): (usize, usize) = (first.parse().ok()?, last.parse().ok()?);
+    let all: Vec<&str> = file.lines().collect();
+    let wanted = all.get(first.checked_sub(1)?..last)?;
+    Some(wanted.iter().map(|line| format!("{line}\n")).collect())
+}
+
+#[test]
+fn blocks_copied_from_files_equal_them() {
+    let mut checked = 0;
+    for page in pages() {
+        for block in blocks(&page) {
+            let Some(path) = block.marker.strip_prefix(FROM) else {
+                continue;
+            };
+            let source = path.trim_end_matches("-->").trim();
+            let (path, lines) = match source.split_once("#L") {
+                Some((path, lines)) => (path, Some(lines)),
+                None => (source, None),
+            };
+            let file = read(&workspace_root().join(path));
+            let copied = match lines {
+                None => file,
+                Some(lines) => excerpt(&file, lines)
+                    .unwrap_or_else(|| panic!("{}: {source} names no lines of the file", block.at)),
+            };
+            assert!(
+                block.text == copied,
+                "{}: the block is said to be a copy of {source}, and is not: copy it into the block again",
+                block.at
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 6, "only {checked} copied blocks were found");
+}
+
+#[test]
+fn every_python_and_rust_block_of_the_pages_is_checked() {
+    for page in pages() {
+        let library = name(&page) == "docs/library.md";
+        for block in blocks(&page) {
+            let copied = block.marker.starts_with(FROM);
+            match block.lang.as_str() {
+                "python" => assert!(
+                    copied,
+                    "{}: a Python block must be a copy of a file the package's tests run ({FROM}PATH -->)",
+                    block.at
+                ),
+                // docs/library.md's are doctests (src/lib.rs).
+                "rust" | "" if !library && !copied => panic!(
+                    "{}: a Rust block outside docs/library.md must be a copy of a file ({FROM}PATH -->)",
+                    block.at
+                ),
+                _ => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn every_relative_link_resolves() {
+    let link = |text: &str| -> Vec<String> {
+        let mut links = Vec::new();
+        let mut rest = text;
+        while let Some(i) = rest.find("](") {
+            rest = &rest[i + 2..];
+            if let Some(end) = rest.find(')') {
+                links.push(rest[..end].to_string());
+            }
+        }
+        links
+    };
+    let mut checked = 0;
+    let mut broken = Vec::new();
+    for page in linked_pages() {
+        let text = read(&page);
+        let dir = page.parent().expect("a page is in a folder");
+        for target in link(&prose(&text)) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (path, anchor) = match target.split_once('#') {
+                Some((path, anchor)) => (path, Some(anchor)),
+                None => (target.as_str(), None),
+            };
+            let file = if path.is_empty() {
+                page.clone()
+            } else {
+                dir.join(path)
+            };
+            checked += 1;
+            if !file.exists() {
+                broken.push(format!("{}: {target} (no such file)", name(&page)));
+                continue;
+            }
+            let markdown = file.extension().is_some_and(|e| e == "md");
+            if let Some(anchor) = anchor.filter(|_| markdown)
+                && !anchors(&read(&file)).contains(anchor)
+            {
+                broken.push(format!("{}: {target} (no such heading)", name(&page)));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links that go nowhere:\n{}",
+        broken.join("\n")
+    );
+    assert!(checked >= 30, "only {checked} relative links were found");
+}
+
+/// The rows of the sandbox page's limits table: key, applies to, default,
+/// most accepted.
+fn limit_rows() -> Vec<(String, String, u64, u64)> {
+    let page = read(&workspace_root().join("docs/sandbox.md"));
+    let start = page
         .find("| key | applies to | default | most accepted | bounds |")
-        .expect("the README has the limits table");
-    readme[start..]
+        .expect("docs/sandbox.md has the limits table");
+    page[start..]
         .lines()
         .skip(2)
         .take_while(|line| line.starts_with("| `"))
@@ -29,8 +345,8 @@ fn readme_limit_rows() -> Vec<(String, String, u64, u64)> {
 }
 
 #[test]
-fn readme_limits_table_matches_the_code() {
-    let rows = readme_limit_rows();
+fn the_limits_table_matches_the_code() {
+    let rows = limit_rows();
     assert_eq!(rows.len(), Limits::SPECS.len(), "one row per limit");
     for (row, spec) in rows.iter().zip(Limits::SPECS) {
         assert_eq!(
@@ -43,4 +359,91 @@ fn readme_limits_table_matches_the_code() {
             )
         );
     }
+}
+
+/// The code spans of the row of the sandbox page's error tables whose
+/// first cell is `cause`.
+fn error_texts(cause: &str) -> Vec<String> {
+    let page = read(&workspace_root().join("docs/sandbox.md"));
+    let tables = page
+        .find("## What the model reads")
+        .expect("docs/sandbox.md has its error tables");
+    let row = page[tables..]
+        .lines()
+        .find(|line| line.starts_with(&format!("| {cause} |")))
+        .unwrap_or_else(|| panic!("docs/sandbox.md has a row for {cause}"));
+    let cell = row.splitn(3, '|').nth(2).expect("a second cell");
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| span.starts_with("Error:"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_error_texts_of_dispatch_are_what_the_page_says() {
+    let runtime = Runtime::new().unwrap();
+    let mut manager = ToolManager::new();
+    for name in ["calc", "json"] {
+        let bytes = bundled_module(name).unwrap();
+        let module = WasmModule::from_bytes(&runtime, name, bytes, Limits::default()).unwrap();
+        manager.register(module).unwrap();
+    }
+    let call = |name: &str, arguments: serde_json::Value| {
+        manager.call(&json!({"id": "1", "type": "function",
+            "function": {"name": name, "arguments": arguments}}))
+    };
+    // Only calc_evaluate and json_query active, as the page's example has it.
+    let rules = [
+        (Mode::Activate, "calc_evaluate"),
+        (Mode::Activate, "json_query"),
+    ];
+    manager.set_controller(ToolController::new(Mode::Deactivate, rules).unwrap());
+    assert_eq!(
+        error_texts("an unknown tool")[0],
+        call("evaluate", json!("{}"))
+    );
+    manager.set_controller(
+        ToolController::new(Mode::Activate, [(Mode::Deactivate, "calc_evaluate")]).unwrap(),
+    );
+    assert_eq!(
+        error_texts("a deactivated tool"),
+        [call("calc_evaluate", json!("{}"))]
+    );
+    manager.set_controller(ToolController::new(Mode::Activate, []).unwrap());
+    let malformed = [
+        manager.call(&json!([])),
+        manager.call(&json!({"id": "1"})),
+        manager.call(&json!({"id": "1", "function": {}})),
+    ];
+    assert_eq!(error_texts("a malformed call"), malformed);
+    let bad = error_texts("bad arguments");
+    assert_eq!(bad.len(), 3);
+    assert!(
+        call("calc_evaluate", json!("{")).starts_with(bad[0].trim_end_matches("<parser message>")),
+        "{}",
+        bad[0]
+    );
+    assert_eq!(bad[1], call("calc_evaluate", json!("[1]")));
+    assert_eq!(bad[2], call("calc_evaluate", json!(5)));
+}
+
+/// README.md's tool in five minutes (tests/guests/guest-greet, the block's
+/// file) answers as README.md says, and so does a call with a wrong
+/// argument.
+#[test]
+fn the_readme_tool_answers_as_the_readme_says() {
+    let readme = read(&workspace_root().join("README.md"));
+    let runtime = Runtime::new().unwrap();
+    let bytes = std::fs::read(guest("guest-greet")).unwrap();
+    let greet = WasmModule::from_bytes(&runtime, "greet", &bytes, Limits::default()).unwrap();
+    let ada = toolhost::Arguments::from_json(r#"{"name": "Ada"}"#).unwrap();
+    let answer = greet.call("greet_greet", &ada).unwrap();
+    assert_eq!(answer, "Hello, Ada!");
+    assert!(readme.contains(&format!("'{{\"name\": \"Ada\"}}'        # {answer}")));
+    let five = toolhost::Arguments::from_json(r#"{"name": 5}"#).unwrap();
+    let error = greet.call("greet_greet", &five).unwrap_err().to_string();
+    let shown = format!("$ toolhost call greet_greet '{{\"name\": 5}}'\n{error}\n");
+    assert!(readme.contains(&shown), "README.md shows {shown}");
 }

@@ -16,6 +16,10 @@
 //! The layout: the tools as MCP lists them (`catalog.rs`), the shared state
 //! and its swap (`state.rs`), the handler (`handler.rs`), loading and
 //! reloading (`reload.rs`), HTTP (`http.rs`), metrics (`metrics.rs`).
+//!
+//! Its tests are in `crates/cli/tests/mcp/`: they drive `toolhost serve`
+//! (this crate behind the command) with the official MCP clients, agent
+//! frameworks and raw JSON-RPC and HTTP.
 
 #![warn(missing_docs)]
 

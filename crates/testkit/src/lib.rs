@@ -36,6 +36,8 @@ const TEST_GUESTS: &[&str] = &[
     "guest-wrong-signature",
     "guest-primed",
     "guest-plain",
+    // README.md's tool in five minutes, as written there.
+    "guest-greet",
 ];
 
 /// The workspace root (the repository's top folder).

@@ -1,7 +1,7 @@
 //! JSON Schema from WIT types: what a model is told each parameter and
 //! result looks like. The shapes are the ones `json_to_val` reads and
-//! `val_to_json` writes (README, "Use a component written for another
-//! host"): no `$ref`, every type written out where it is used.
+//! `val_to_json` writes (docs/other-hosts.md): no `$ref`, every type
+//! written out where it is used.
 
 use serde_json::{Map, Value, json};
 use wasmtime::component::Type;

@@ -16,8 +16,8 @@ from typing import Any, Dict
 # worker starts (absl's failure signal handler). In a process where toolhost
 # has already run a tool, that handler takes the signals wasmtime catches a
 # tool's traps with, and a trapping tool kills the process. Unless the user
-# says otherwise, Ray is asked not to install it (README: "Rollouts on a Ray
-# cluster").
+# says otherwise, Ray is asked not to install it (this package's README.md,
+# "Rollouts on a Ray cluster").
 os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
 
 from ._errors import ConfigError, LoadError, ToolhostError
