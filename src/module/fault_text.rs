@@ -288,5 +288,26 @@ mod tests {
             page_texts("the tool's own `err`"),
             [ToolError::failed("calc_evaluate", "<the tool's text>").to_string()]
         );
+        // Every row that gives a text is checked: here, by tests/it/docs.rs
+        // (dispatch's texts), or by tests/it/http.rs (the HTTP note).
+        let elsewhere = [
+            "`batch_timeout_ms`",
+            "a deactivated tool",
+            "an unknown tool",
+            "a malformed call",
+            "bad arguments",
+            "the HTTP limits, and HTTP denials",
+        ];
+        let page = include_str!("../../docs/sandbox.md");
+        let tables = page
+            .find("## What the model reads")
+            .expect("the error tables");
+        for row in page[tables..].lines().filter(|l| l.contains("`Error:")) {
+            let cause = row.split('|').nth(1).expect("a first cell").trim();
+            let checked = rows.iter().any(|(c, _)| *c == cause)
+                || cause == "the tool's own `err`"
+                || elsewhere.contains(&cause);
+            assert!(checked, "no test checks the row for {cause}");
+        }
     }
 }

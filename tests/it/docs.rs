@@ -447,3 +447,29 @@ fn the_readme_tool_answers_as_the_readme_says() {
     let shown = format!("$ toolhost call greet_greet '{{\"name\": 5}}'\n{error}\n");
     assert!(readme.contains(&shown), "README.md shows {shown}");
 }
+
+/// The page's text for a call its batch had no time to start is the one a
+/// batch gives (for another tool and timeout than the page's example: the
+/// default, 300000 ms, would take minutes to reach).
+#[test]
+fn the_error_text_of_a_batch_past_its_time_is_what_the_page_says() {
+    let [page_text] = &error_texts("`batch_timeout_ms`")[..] else {
+        panic!("one text in the row of batch_timeout_ms");
+    };
+    let mut manager = crate::common::hostile_manager();
+    manager.set_max_parallel(1);
+    manager.set_batch_timeout(std::time::Duration::from_millis(300));
+    let calls: Vec<serde_json::Value> = (0..8)
+        .map(|i| crate::common::tool_call(&format!("c{i}"), "h_sleep", json!("{\"ms\": 200}")))
+        .collect();
+    let replies = manager.call_many(&calls);
+    let late = replies
+        .iter()
+        .map(|reply| reply["content"].as_str().unwrap_or_default())
+        .find(|text| text.contains("was not run"))
+        .expect("a call was not started in time");
+    let expected = page_text
+        .replace("calc_evaluate", "h_sleep")
+        .replace(&Limits::default().batch_timeout_ms.to_string(), "300");
+    assert_eq!(late, expected);
+}
