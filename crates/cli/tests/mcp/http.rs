@@ -414,6 +414,51 @@ fn every_path_checks_host_and_origin_and_one_host_only() {
     );
 }
 
+/// A loopback server accepts requests from its own origin (a page it
+/// serves, a local inspector) with no `allowed_origins`; other origins,
+/// another port or scheme of its own, and a foreign `Host` carrying its
+/// origin (DNS rebinding) are still refused.
+#[test]
+fn a_loopback_server_accepts_its_own_origin_and_no_other() {
+    let fixture = Fixture::new();
+    fixture.write_config(&fixture.config(""));
+    let server = HttpServer::start(fixture.toolhost(), &[]);
+    let at = server.authority();
+    let port: u16 = at.rsplit(':').next().unwrap().parse().unwrap();
+    let health = |host: &str, origin: &str| {
+        let request = format!(
+            "GET /healthz HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\nConnection: close\r\n\r\n"
+        );
+        http_exchange(&at, request.as_bytes())
+            .expect("an answer")
+            .status
+    };
+    for own in [format!("http://{at}"), format!("http://localhost:{port}")] {
+        assert_eq!(health(&at, &own), 200, "{own}");
+        let call = crate::raw::mcp_request(
+            &at,
+            "tools/call",
+            json!({"name": "h_add", "arguments": {"a": 1, "b": 2}}),
+            &format!("Origin: {own}\r\n"),
+        );
+        let answer = http_exchange(&at, &call).expect("an answer");
+        assert_eq!(answer.status, 200, "{own}: {answer:?}");
+        assert!(answer.body.contains(r#""text":"3""#), "{own}: {answer:?}");
+    }
+    for foreign in [
+        format!("http://127.0.0.1:{}", port.wrapping_add(1)),
+        format!("https://{at}"),
+        "http://rebound.example".to_string(),
+        "null".to_string(),
+    ] {
+        assert_eq!(health(&at, &foreign), 403, "{foreign}");
+    }
+    assert_eq!(
+        health(&format!("rebound.example:{port}"), &format!("http://{at}")),
+        403
+    );
+}
+
 #[test]
 fn the_busy_answer_comes_at_once_while_every_place_computes() {
     let fixture = Fixture::new();

@@ -2,6 +2,8 @@
 //! protection against DNS rebinding (a page on another site that makes the
 //! browser send requests to a loopback server under that site's name).
 
+use std::net::{IpAddr, SocketAddr};
+
 /// The `Host` values accepted: each entry is a name or address, which
 /// accepts any port, or `name:port`, which accepts that port only. Names
 /// compare without case, IPv6 addresses with or without brackets. No
@@ -76,6 +78,26 @@ impl Origins {
             _ => false,
         })
     }
+}
+
+/// The origins of a server listening at `local`, when that is a loopback
+/// address: `http://` and the address, or `localhost`, with its port. A
+/// page the server itself serves, or a local inspector, sends one of them;
+/// a rebinding site cannot, since its origin carries its own name. Empty
+/// off loopback, where only `allowed_origins` count.
+pub(crate) fn own_origins(local: SocketAddr) -> Vec<String> {
+    if !local.ip().is_loopback() {
+        return Vec::new();
+    }
+    let port = local.port();
+    let address = match local.ip() {
+        IpAddr::V4(ip) => ip.to_string(),
+        IpAddr::V6(ip) => format!("[{ip}]"),
+    };
+    vec![
+        format!("http://{address}:{port}"),
+        format!("http://localhost:{port}"),
+    ]
 }
 
 /// `host[:port]` as (lowercase host without brackets, port); `None` if it
@@ -197,5 +219,27 @@ mod tests {
             assert!(!origins.allow(refused), "{refused}");
         }
         assert!(!Origins::new(&[]).allow("https://app.example"));
+    }
+
+    #[test]
+    fn a_loopback_server_accepts_its_own_origin_only() {
+        let own = Origins::new(&own_origins("127.0.0.1:8080".parse().unwrap()));
+        for ok in ["http://127.0.0.1:8080", "http://localhost:8080"] {
+            assert!(own.allow(ok), "{ok}");
+        }
+        for refused in [
+            "http://127.0.0.1:8081",
+            "https://127.0.0.1:8080",
+            "http://localhost",
+            "http://rebound.example:8080",
+            "null",
+        ] {
+            assert!(!own.allow(refused), "{refused}");
+        }
+        let v6 = Origins::new(&own_origins("[::1]:9000".parse().unwrap()));
+        assert!(v6.allow("http://[::1]:9000"));
+        assert!(!v6.allow("http://[::1]:9001"));
+        assert!(own_origins("0.0.0.0:8080".parse().unwrap()).is_empty());
+        assert!(own_origins("10.1.2.3:8080".parse().unwrap()).is_empty());
     }
 }

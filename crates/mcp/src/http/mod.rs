@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::handler::ToolhostServer;
 use crate::state::Served;
-use authority::{Hosts, Origins};
+use authority::{Hosts, Origins, own_origins};
 use gate::Gate;
 use listen::Listener;
 use sessions::Sessions;
@@ -85,7 +85,7 @@ pub(crate) async fn serve(
     eprintln!("toolhost: serving MCP at http://{local}/mcp");
 
     let sessions = CancellationToken::new();
-    let router = router(&served, &options, sessions.clone());
+    let router = router(&served, &options, local, sessions.clone());
     let settings = &served.settings;
     let mut listener = Listener::new(listener, connection_bound(settings.max_connections));
     let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
@@ -163,8 +163,17 @@ pub(crate) async fn drain(served: &Served) {
     }
 }
 
-fn router(served: &Arc<Served>, options: &HttpOptions, sessions: CancellationToken) -> Router {
+/// The routes of a server listening at `local`.
+fn router(
+    served: &Arc<Served>,
+    options: &HttpOptions,
+    local: SocketAddr,
+    sessions: CancellationToken,
+) -> Router {
     let settings = &served.settings;
+    // A loopback server's own origin, and those the config allows.
+    let mut origins = own_origins(local);
+    origins.extend(settings.allowed_origins.iter().cloned());
     let mut hosts: Vec<String> = if settings.allowed_hosts.is_empty() {
         vec![
             "localhost".into(),
@@ -184,7 +193,7 @@ fn router(served: &Arc<Served>, options: &HttpOptions, sessions: CancellationTok
     // rmcp checks Host and Origin too: the same lists.
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts.clone())
-        .with_allowed_origins(settings.allowed_origins.clone())
+        .with_allowed_origins(origins.clone())
         .enforce_origin_validation()
         .with_sse_keep_alive(Some(KEEP_ALIVE))
         .with_max_request_body_bytes(max_body_bytes)
@@ -209,7 +218,7 @@ fn router(served: &Arc<Served>, options: &HttpOptions, sessions: CancellationTok
                 .min(Semaphore::MAX_PERMITS),
         )),
         hosts: Hosts::new(&hosts),
-        origins: Origins::new(&settings.allowed_origins),
+        origins: Origins::new(&origins),
         max_body_bytes,
         body_timeout: Duration::from_millis(settings.body_timeout_ms),
     });
