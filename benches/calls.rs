@@ -14,8 +14,13 @@
 //! - `load/compile`: loading the `calc` component, compiling it;
 //! - `load/cached`: loading it again through toolhost's on-disk compile cache.
 
+#[path = "support/ready.rs"]
+mod ready;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+
+use ready::wait_until_ready;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -75,16 +80,6 @@ fn loads(c: &mut Criterion) {
         })
     });
     group.finish();
-}
-
-/// Waits until `module` has an instance made ahead of its next call.
-fn wait_until_ready(runtime: &Runtime, module: &WasmModule) {
-    runtime.on_idle();
-    let until = Instant::now() + Duration::from_secs(10);
-    while module.ready_instances() == 0 {
-        assert!(Instant::now() < until, "no instance was made ahead");
-        std::thread::yield_now();
-    }
 }
 
 fn made_ahead(c: &mut Criterion) {

@@ -32,11 +32,14 @@ mod cpu;
 mod faults;
 #[path = "support/pyeryx.rs"]
 mod pyeryx;
+#[path = "support/ready.rs"]
+mod ready;
 
 use std::hint::black_box;
 
 use cpu::process_cpu;
 use faults::thread_faults;
+use ready::wait_until_ready;
 use std::path::{Path, PathBuf};
 
 use std::process::Command;
@@ -238,12 +241,7 @@ fn sample_ready_spaced(
     let manager = manager_of(module.clone());
     let call = tool_call(tool, args);
     let wait = || {
-        runtime.on_idle();
-        let until = Instant::now() + Duration::from_secs(10);
-        while module.ready_instances() == 0 {
-            assert!(Instant::now() < until, "no instance was made ahead");
-            std::thread::yield_now();
-        }
+        wait_until_ready(runtime, module);
         if !gap.is_zero() {
             std::thread::sleep(gap);
         }

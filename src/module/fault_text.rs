@@ -145,6 +145,11 @@ fn reset_reason(reason: SessionReset) -> String {
     }
 }
 
+/// docs/sandbox.md's error tables, as the tests read them.
+#[cfg(test)]
+#[path = "../../tests/it/error_table.rs"]
+mod error_table;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,23 +218,12 @@ mod tests {
         );
     }
 
-    /// The code spans of the row of docs/sandbox.md's error tables whose
-    /// first cell is `cause`.
+    /// The sandbox page, whose error tables this file's texts must match.
+    const PAGE: &str = include_str!("../../docs/sandbox.md");
+
+    /// The `Error:` texts of the page's row for `cause`.
     fn page_texts(cause: &str) -> Vec<&'static str> {
-        let page = include_str!("../../docs/sandbox.md");
-        let tables = page
-            .find("## What the model reads")
-            .expect("docs/sandbox.md has its error tables");
-        let row = page[tables..]
-            .lines()
-            .find(|line| line.starts_with(&format!("| {cause} |")))
-            .unwrap_or_else(|| panic!("docs/sandbox.md has a row for {cause}"));
-        let cell = row.splitn(3, '|').nth(2).expect("a second cell");
-        cell.split('`')
-            .skip(1)
-            .step_by(2)
-            .filter(|span| span.starts_with("Error:"))
-            .collect()
+        error_table::error_texts(PAGE, cause)
     }
 
     /// Every `Error:` text of docs/sandbox.md's tables that a fault (or a
@@ -298,12 +292,10 @@ mod tests {
             "bad arguments",
             "the HTTP limits, and HTTP denials",
         ];
-        let page = include_str!("../../docs/sandbox.md");
-        let tables = page
-            .find("## What the model reads")
-            .expect("the error tables");
-        for row in page[tables..].lines().filter(|l| l.contains("`Error:")) {
-            let cause = row.split('|').nth(1).expect("a first cell").trim();
+        for (cause, texts) in error_table::error_rows(PAGE) {
+            if texts.is_empty() {
+                continue;
+            }
             let checked = rows.iter().any(|(c, _)| *c == cause)
                 || cause == "the tool's own `err`"
                 || elsewhere.contains(&cause);

@@ -361,24 +361,11 @@ fn the_limits_table_matches_the_code() {
     }
 }
 
-/// The code spans of the row of the sandbox page's error tables whose
-/// first cell is `cause`.
+/// The `Error:` texts of the sandbox page's row for `cause`.
 fn error_texts(cause: &str) -> Vec<String> {
     let page = read(&workspace_root().join("docs/sandbox.md"));
-    let tables = page
-        .find("## What the model reads")
-        .expect("docs/sandbox.md has its error tables");
-    let row = page[tables..]
-        .lines()
-        .find(|line| line.starts_with(&format!("| {cause} |")))
-        .unwrap_or_else(|| panic!("docs/sandbox.md has a row for {cause}"));
-    let cell = row.splitn(3, '|').nth(2).expect("a second cell");
-    cell.split('`')
-        .skip(1)
-        .step_by(2)
-        .filter(|span| span.starts_with("Error:"))
-        .map(str::to_string)
-        .collect()
+    let texts = crate::error_table::error_texts(&page, cause);
+    texts.into_iter().map(str::to_string).collect()
 }
 
 #[test]

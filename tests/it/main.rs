@@ -7,6 +7,7 @@ mod common;
 mod concurrency;
 mod controller;
 mod docs;
+mod error_table;
 mod example_tools;
 mod fetch_example;
 mod fuzz_inputs;
