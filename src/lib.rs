@@ -93,8 +93,8 @@ pub use registry::{
 };
 pub use sandbox::{Runtime, RuntimeBuilder, open_file_limit};
 pub use tool::{
-    Arguments, MAX_SESSION_ID_BYTES, OUTPUT_SCHEMA_BOUNDS, OutputSchemaBounds, SessionId, Tool,
-    ToolError, ToolErrorKind, ToolFuture, ToolInfo,
+    Arguments, MAX_SESSION_ID_BYTES, OUTPUT_SCHEMA_BOUNDS, OutputSchemaBounds, SessionId,
+    StderrListener, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo,
 };
 
 /// docs/library.md, whose Rust blocks are compiled and run as doctests.

@@ -25,7 +25,7 @@ pub use openai::{ParsedCall, is_one_call, parse_tool_call, tool_calls_of, tool_m
 
 use crate::parallel::run_parallel;
 use crate::registry::ToolManager;
-use crate::tool::{Arguments, SessionId, Tool, ToolError, ToolErrorKind};
+use crate::tool::{Arguments, SessionId, StderrListener, Tool, ToolError, ToolErrorKind};
 use unknown::ActiveNames;
 
 pub use session::Session;
@@ -37,6 +37,8 @@ struct Ready {
     provider: Arc<dyn Tool>,
     /// The session the call runs in, if any.
     session: Option<SessionId>,
+    /// Where the tool's stderr goes while the call runs (async calls only).
+    stderr: Option<StderrListener>,
 }
 
 impl Ready {
@@ -70,12 +72,25 @@ impl Ready {
         }
     }
 
+    /// The call, with the tool's stderr handed to `stderr` while it runs.
+    fn listened(self, stderr: StderrListener) -> Self {
+        Self {
+            stderr: Some(stderr),
+            ..self
+        }
+    }
+
     /// The call as a future that owns what it needs.
     fn run_async(self) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         let provider = Arc::clone(&self.provider);
-        match self.session {
-            Some(session) => provider.call_in_session_async(session, self.name, self.arguments),
-            None => provider.call_async(self.name, self.arguments),
+        match (self.session, self.stderr) {
+            (session, Some(stderr)) => {
+                provider.call_listened_async(session, self.name, self.arguments, stderr)
+            }
+            (Some(session), None) => {
+                provider.call_in_session_async(session, self.name, self.arguments)
+            }
+            (None, None) => provider.call_async(self.name, self.arguments),
         }
     }
 }
@@ -169,6 +184,29 @@ impl ToolManager {
         arguments: &str,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         Scope::new(self, None).call_tool_json_async(name, arguments)
+    }
+
+    /// [`ToolManager::call_tool_async`] that passes what the tool writes to
+    /// stderr to `stderr` while the call runs (a server sends it on as log
+    /// messages); the answer is the same.
+    pub fn call_tool_listened_async(
+        &self,
+        name: &str,
+        arguments: Option<&Value>,
+        stderr: &StderrListener,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        Scope::new(self, None).call_tool_listened_async(name, arguments, stderr)
+    }
+
+    /// [`ToolManager::call_tool_json_async`] that passes what the tool
+    /// writes to stderr to `stderr` while the call runs.
+    pub fn call_tool_json_listened_async(
+        &self,
+        name: &str,
+        arguments: &str,
+        stderr: &StderrListener,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        Scope::new(self, None).call_tool_json_listened_async(name, arguments, stderr)
     }
 
     /// Answers a batch of tool calls: malformed and unknown calls at once, the
@@ -310,6 +348,30 @@ impl<'m> Scope<'m> {
         async move { ready?.run_async().await }
     }
 
+    /// See [`ToolManager::call_tool_listened_async`].
+    pub(crate) fn call_tool_listened_async(
+        self,
+        name: &str,
+        arguments: Option<&Value>,
+        stderr: &StderrListener,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        let ready = self.prepare(name, arguments.map(Json::Tree));
+        let stderr = stderr.clone();
+        async move { ready?.listened(stderr).run_async().await }
+    }
+
+    /// See [`ToolManager::call_tool_json_listened_async`].
+    pub(crate) fn call_tool_json_listened_async(
+        self,
+        name: &str,
+        arguments: &str,
+        stderr: &StderrListener,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        let ready = self.prepare_json(name, arguments);
+        let stderr = stderr.clone();
+        async move { ready?.listened(stderr).run_async().await }
+    }
+
     /// [`Self::prepare`] for arguments given as JSON text.
     fn prepare_json(self, name: &str, arguments: &str) -> Result<Ready, ToolError> {
         if arguments.trim().is_empty() {
@@ -356,6 +418,7 @@ impl<'m> Scope<'m> {
             arguments: arguments::read_arguments(arguments, name, limit)?,
             provider: Arc::clone(&entry.provider),
             session: self.session.cloned(),
+            stderr: None,
         })
     }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Scope;
 use crate::registry::ToolManager;
-use crate::tool::{SessionId, ToolError};
+use crate::tool::{SessionId, StderrListener, ToolError};
 
 /// The calls of one conversation: in a module with sessions on
 /// (`sessions = true`), every call made through the same session runs in
@@ -138,6 +138,28 @@ impl Session<'_> {
         arguments: &str,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         self.scope().call_tool_json_async(name, arguments)
+    }
+
+    /// [`ToolManager::call_tool_listened_async`] in this session.
+    pub fn call_tool_listened_async(
+        &self,
+        name: &str,
+        arguments: Option<&Value>,
+        stderr: &StderrListener,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        self.scope()
+            .call_tool_listened_async(name, arguments, stderr)
+    }
+
+    /// [`ToolManager::call_tool_json_listened_async`] in this session.
+    pub fn call_tool_json_listened_async(
+        &self,
+        name: &str,
+        arguments: &str,
+        stderr: &StderrListener,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        self.scope()
+            .call_tool_json_listened_async(name, arguments, stderr)
     }
 
     /// [`ToolManager::call_many`] in this session (calls of one module run

@@ -25,7 +25,9 @@ use crate::sandbox::{
     self, Blueprint, CallReport, Captured, Overflow, Request, Runtime, SessionCall, Target,
     TypedCall,
 };
-use crate::tool::{Arguments, SessionId, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo};
+use crate::tool::{
+    Arguments, SessionId, StderrListener, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo,
+};
 use wasmtime::Engine;
 
 pub use bundled::{BUNDLED_MODULES, BundledModule, bundled_module};
@@ -435,23 +437,33 @@ impl WasmModule {
     }
 
     /// Runs `request` in a fresh sandbox, or in `session`'s instance when
-    /// sessions are on; the answer, or the fault's text.
+    /// sessions are on, its stderr also handed to `stderr` if given; the
+    /// answer, or the fault's text.
     async fn run(
         self,
         tool: String,
         request: Request,
         session: Option<SessionId>,
+        stderr: Option<StderrListener>,
     ) -> Result<String, ToolError> {
         let inner = &self.inner;
         let started = Instant::now();
         let (report, dropped) = match (inner.target.sessions(), session) {
             (Some(sessions), Some(session)) => {
-                let SessionCall { report, dropped } =
-                    sandbox::run_in_session(inner.target.blueprint(), sessions, &session, request)
-                        .await;
+                let SessionCall { report, dropped } = sandbox::run_in_session(
+                    inner.target.blueprint(),
+                    sessions,
+                    &session,
+                    request,
+                    stderr.as_ref(),
+                )
+                .await;
                 (report, dropped)
             }
-            _ => (sandbox::run(inner.target.clone(), request).await, false),
+            _ => (
+                sandbox::run(inner.target.clone(), request, stderr).await,
+                false,
+            ),
         };
         log_report(&inner.name, &tool, &report, started.elapsed());
         let http_problem = report.http_problem;
@@ -521,7 +533,7 @@ impl Tool for WasmModule {
     }
 
     fn call_async(self: Arc<Self>, name: String, arguments: Arguments) -> ToolFuture {
-        self.call_future(None, name, arguments)
+        self.call_future(None, name, arguments, None)
     }
 
     fn call_in_session(
@@ -539,7 +551,17 @@ impl Tool for WasmModule {
         name: String,
         arguments: Arguments,
     ) -> ToolFuture {
-        self.call_future(Some(session), name, arguments)
+        self.call_future(Some(session), name, arguments, None)
+    }
+
+    fn call_listened_async(
+        self: Arc<Self>,
+        session: Option<SessionId>,
+        name: String,
+        arguments: Arguments,
+        stderr: StderrListener,
+    ) -> ToolFuture {
+        self.call_future(session, name, arguments, Some(stderr))
     }
 
     fn end_session(&self, session: &SessionId) {
@@ -559,7 +581,7 @@ impl WasmModule {
     ) -> Result<String, ToolError> {
         let request = self.request(name, arguments)?;
         let clock = self.inner.runtime.clock();
-        clock.block_on(self.clone().run(name.to_string(), request, session))
+        clock.block_on(self.clone().run(name.to_string(), request, session, None))
     }
 
     /// A call of tool `name`, as a future driven by the runtime's clock.
@@ -568,11 +590,12 @@ impl WasmModule {
         session: Option<SessionId>,
         name: String,
         arguments: Arguments,
+        stderr: Option<StderrListener>,
     ) -> ToolFuture {
         let request = self.request(&name, &arguments);
         let module = self.clone();
         let clock = self.inner.runtime.clock();
-        let run = clock.drive(async move { module.run(name, request?, session).await });
+        let run = clock.drive(async move { module.run(name, request?, session, stderr).await });
         Box::pin(run)
     }
 }

@@ -34,7 +34,7 @@ pub(super) async fn read_tools(name: &str, target: &Target) -> Result<Vec<Module
         ..*limits
     };
     let info_target = target.for_tool_info(info_limits);
-    let report = sandbox::run(info_target, Request::ToolInfo).await;
+    let report = sandbox::run(info_target, Request::ToolInfo, None).await;
     let text = match report.result {
         Ok(Ok(text)) => text,
         Ok(Err(text)) => {

@@ -2,7 +2,8 @@
 //!
 //! A guest may write as much as it likes; the first `limit` bytes are kept,
 //! the rest are dropped and counted. Writing never fails and never blocks,
-//! so a flood of output cannot trap or stall a call.
+//! so a flood of output cannot trap or stall a call. What is kept is also
+//! handed, as it is written, to the call's listener if it has one.
 
 use std::io;
 use std::pin::Pin;
@@ -11,6 +12,8 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use tokio::io::AsyncWrite;
+
+use crate::tool::StderrListener;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
@@ -34,6 +37,8 @@ impl Captured {
 struct Buffer {
     captured: Captured,
     limit: usize,
+    /// Who hears the kept bytes as they are written, during one call.
+    listener: Option<StderrListener>,
 }
 
 /// A bounded output stream handed to a guest as stdout or stderr.
@@ -48,6 +53,7 @@ impl Capture {
         let buffer = Buffer {
             captured: Captured::default(),
             limit,
+            listener: None,
         };
         Self {
             buffer: Arc::new(Mutex::new(buffer)),
@@ -66,6 +72,12 @@ impl Capture {
         buffer.captured.dropped = 0;
     }
 
+    /// Hands what is kept from now on to `listener` as well (`None`: to
+    /// no one), for the call about to run.
+    pub(crate) fn listen(&self, listener: Option<StderrListener>) {
+        self.lock().listener = listener;
+    }
+
     fn lock(&self) -> MutexGuard<'_, Buffer> {
         // A poisoned lock only means another writer panicked mid-append; the
         // bytes are still a valid prefix, so keep using them.
@@ -78,6 +90,11 @@ impl Capture {
         let kept = bytes.len().min(room);
         buffer.captured.bytes.extend_from_slice(&bytes[..kept]);
         buffer.captured.dropped += (bytes.len() - kept) as u64;
+        let listener = buffer.listener.clone();
+        drop(buffer);
+        if let (Some(listener), true) = (listener, kept > 0) {
+            listener.hear(&bytes[..kept]);
+        }
     }
 }
 
@@ -152,5 +169,23 @@ mod tests {
         assert_eq!(c.bytes, b"abcd");
         assert_eq!(c.dropped, 3);
         assert_eq!(c.text(), "abcd");
+    }
+
+    #[test]
+    fn a_listener_hears_only_what_is_kept_and_only_while_it_listens() {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&heard);
+        let capture = Capture::new(6);
+        capture.append(b"ab");
+        capture.listen(Some(StderrListener::new(move |b| {
+            kept.lock().unwrap().extend_from_slice(b)
+        })));
+        capture.append(b"cd");
+        capture.append(b"efgh");
+        capture.append(b"ij");
+        capture.listen(None);
+        capture.clear();
+        capture.append(b"kl");
+        assert_eq!(&*heard.lock().unwrap(), b"cdef");
     }
 }

@@ -19,12 +19,19 @@ use super::store::new_store;
 use super::wasi_context::Outputs;
 use crate::engine::EPOCH_TICK;
 use crate::policy::to_usize;
+use crate::tool::StderrListener;
 
-/// The call run in an instance made for it now.
-pub(super) async fn run_fresh(blueprint: &Blueprint, request: Request) -> CallReport {
+/// The call run in an instance made for it now; its stderr also goes to
+/// `listener`, if given.
+pub(super) async fn run_fresh(
+    blueprint: &Blueprint,
+    request: Request,
+    listener: Option<&StderrListener>,
+) -> CallReport {
     let captured = to_usize(blueprint.limits().max_captured_bytes);
     let stdout = Capture::new(captured);
     let stderr = Capture::new(captured);
+    stderr.listen(listener.cloned());
     let outputs = Outputs {
         stdout: &stdout,
         stderr: &stderr,

@@ -26,6 +26,7 @@ use super::store::new_store;
 use super::wasi_context::Outputs;
 use crate::engine::EPOCH_TICK;
 use crate::policy::to_usize;
+use crate::tool::StderrListener;
 
 /// An instance kept from call to call.
 pub(super) struct ReusedInstance {
@@ -130,6 +131,7 @@ impl ReusedInstance {
         blueprint: &Blueprint,
         request: Request,
         scratch: ScratchBetweenCalls,
+        stderr: Option<&StderrListener>,
     ) -> Served {
         if let Err(fault) = self.begin_call(blueprint, scratch) {
             let report = report(Err(fault), Seen::default(), &self.stdout, &self.stderr);
@@ -138,6 +140,7 @@ impl ReusedInstance {
                 ended_well: false,
             };
         }
+        self.stderr.listen(stderr.cloned());
         let (outcome, seen) = run_on(
             blueprint,
             &mut self.store,
@@ -146,6 +149,7 @@ impl ReusedInstance {
             request,
         )
         .await;
+        self.stderr.listen(None);
         let memory_refused = seen.memory_refused;
         let report = report(outcome, seen, &self.stdout, &self.stderr);
         self.calls += 1;

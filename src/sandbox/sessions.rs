@@ -29,7 +29,7 @@ use super::fault::Fault;
 use super::report::{CallReport, Seen, report};
 use super::reused::{Made, ReusedInstance, ScratchBetweenCalls, Served, make};
 use crate::policy::SessionLimits;
-use crate::tool::{SessionId, SessionReset};
+use crate::tool::{SessionId, SessionReset, StderrListener};
 
 /// Resets also remembered by the store, for keys made again from their
 /// text (which carry no note of their own), as a multiple of `max`: older
@@ -363,6 +363,7 @@ pub(crate) async fn run(
     sessions: &ModuleSessions,
     session: &SessionId,
     request: Request,
+    stderr: Option<&StderrListener>,
 ) -> SessionCall {
     let key = (Arc::clone(session.key()), sessions.key.module);
     let store = &sessions.key.store;
@@ -389,7 +390,7 @@ pub(crate) async fn run(
     };
     slot.made.store(true, Ordering::Relaxed);
     let Served { report, ended_well } = instance
-        .serve(blueprint, request, ScratchBetweenCalls::Kept)
+        .serve(blueprint, request, ScratchBetweenCalls::Kept, stderr)
         .await;
     slot.touch();
     let worn_out = instance.calls() >= sessions.max_calls;

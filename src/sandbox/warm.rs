@@ -18,6 +18,7 @@ use super::fresh::run_fresh;
 use super::report::CallReport;
 use super::reused::{Made, ReusedInstance, ScratchBetweenCalls, Served, make};
 use crate::policy::Warm;
+use crate::tool::StderrListener;
 
 /// Idle instances a warm module keeps; more are made when more calls run
 /// at once, and dropped when they end.
@@ -70,6 +71,7 @@ pub(crate) async fn run(
     blueprint: &Blueprint,
     warm: &WarmInstances,
     request: Request,
+    stderr: Option<&StderrListener>,
 ) -> CallReport {
     let taken = warm.lock().pop();
     let mut instance = match taken {
@@ -79,11 +81,11 @@ pub(crate) async fn run(
             Made::Failed(report) => return report,
             // No slot for a long-lived instance: serve this call as a
             // module that is not warm would.
-            Made::PoolFull => return run_fresh(blueprint, request).await,
+            Made::PoolFull => return run_fresh(blueprint, request, stderr).await,
         },
     };
     let Served { report, ended_well } = instance
-        .serve(blueprint, request, ScratchBetweenCalls::Emptied)
+        .serve(blueprint, request, ScratchBetweenCalls::Emptied, stderr)
         .await;
     if ended_well && instance.calls() < warm.warm.max_calls {
         warm.give_back(instance, blueprint);

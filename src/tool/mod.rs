@@ -5,6 +5,7 @@ mod arguments;
 mod error;
 mod schema;
 mod session;
+mod stderr;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,6 +17,7 @@ pub use error::{ToolError, ToolErrorKind};
 pub use schema::{OUTPUT_SCHEMA_BOUNDS, OutputSchemaBounds, ToolInfo};
 pub(crate) use session::SessionReset;
 pub use session::{MAX_SESSION_ID_BYTES, SessionId};
+pub use stderr::StderrListener;
 
 /// The future of an asynchronous tool call ([`Tool::call_async`]).
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<String, ToolError>> + Send + 'static>>;
@@ -112,6 +114,23 @@ pub trait Tool: Send + Sync + 'static {
     ) -> ToolFuture {
         let _ = session;
         self.call_async(name, arguments)
+    }
+
+    /// [`Tool::call_async`] (or, with a session, [`Tool::call_in_session_async`])
+    /// that passes what the tool writes to stderr to `stderr` while the
+    /// call runs. The default has no stderr to pass on: it ignores `stderr`.
+    fn call_listened_async(
+        self: Arc<Self>,
+        session: Option<SessionId>,
+        name: String,
+        arguments: Arguments,
+        stderr: StderrListener,
+    ) -> ToolFuture {
+        let _ = stderr;
+        match session {
+            Some(session) => self.call_in_session_async(session, name, arguments),
+            None => self.call_async(name, arguments),
+        }
     }
 
     /// Drops what this provider keeps for `session`; its next call starts

@@ -307,3 +307,55 @@ fn blocking_calls_inside_a_runtime_work() {
         assert_eq!(answer, "woke up");
     }
 }
+
+/// What `listener` heard, and the listener.
+fn recording() -> (Arc<std::sync::Mutex<Vec<u8>>>, toolhost::StderrListener) {
+    let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = Arc::clone(&heard);
+    let listener = toolhost::StderrListener::new(move |bytes| {
+        kept.lock().unwrap().extend_from_slice(bytes);
+    });
+    (heard, listener)
+}
+
+/// A listener hears what a tool writes to stderr, in a fresh (or made
+/// ahead) instance, a warm one and a session's; only what the module keeps
+/// (`max_captured_bytes`); and the answer is the same as without one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_hears_a_tools_stderr_in_every_kind_of_instance() {
+    let limits = Limits {
+        max_captured_bytes: 4096,
+        ..tight_limits()
+    };
+    let plain = load_guest("guest-hostile", "h", limits).expect("loads");
+    let warm = plain.clone().with_warm(toolhost::Warm { max_calls: 10 });
+    let sessions = plain.clone().with_sessions(10);
+    for (kind, module) in [("fresh", plain), ("warm", warm), ("session", sessions)] {
+        let mut manager = ToolManager::new();
+        manager.register(module).expect("registers");
+        let session = manager.session();
+        for round in 0..2 {
+            let (heard, listener) = recording();
+            let text = format!("{kind} {round}");
+            let arguments = json!({ "text": text });
+            let answer = session
+                .call_tool_listened_async("h_print", Some(&arguments), &listener)
+                .await;
+            assert_eq!(answer.as_deref(), Ok("printed"), "{kind}");
+            assert_eq!(
+                *heard.lock().unwrap(),
+                format!("{text}\n").into_bytes(),
+                "{kind}"
+            );
+        }
+        let (heard, listener) = recording();
+        let answer = manager
+            .call_tool_json_listened_async("h_stderr_flood", r#"{"bytes": 100000}"#, &listener)
+            .await
+            .expect("the flood answers");
+        assert!(answer.starts_with("wrote "), "{kind}: {answer}");
+        let heard = heard.lock().unwrap();
+        assert_eq!(heard.len(), 4096, "{kind}: heard {} bytes", heard.len());
+        assert!(heard.starts_with(b"flood flood"), "{kind}");
+    }
+}

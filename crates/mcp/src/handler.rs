@@ -9,6 +9,9 @@ use std::time::Instant;
 
 use axum::http::request::Parts;
 
+// MCP logging is deprecated in the 2026-07-28 protocol (see client_log.rs).
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -17,11 +20,14 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
+use toolhost::StderrListener;
 
 use crate::arguments::RawArguments;
 use crate::arguments::stdio::RawCalls;
 use crate::catalog::OutputCheck;
+use crate::client_log::{ClientLevel, ToolLog};
 use crate::metrics::Outcome;
+use crate::progress::CallProgress;
 use crate::state::Served;
 
 /// How long a client may keep a `tools/list` answer (it is also told of
@@ -43,6 +49,8 @@ pub struct ToolhostServer {
     raw_calls: Option<Arc<RawCalls>>,
     /// On stdio: the connection's session.
     stdio_session: Option<toolhost::SessionId>,
+    /// The log level this session (or connection) asked for.
+    level: ClientLevel,
 }
 
 impl ToolhostServer {
@@ -51,6 +59,7 @@ impl ToolhostServer {
             served,
             raw_calls: None,
             stdio_session: None,
+            level: ClientLevel::default(),
         }
     }
 
@@ -66,6 +75,7 @@ impl ToolhostServer {
             served,
             raw_calls: Some(raw_calls),
             stdio_session: Some(session),
+            level: ClientLevel::default(),
         }
     }
 
@@ -152,13 +162,59 @@ async fn structured(
     Ok(result)
 }
 
+/// A call's arguments: the text the client wrote, or rmcp's parsed value.
+enum CallArguments {
+    Text(Arc<str>),
+    Parsed(Option<Value>),
+}
+
+/// The call of tool `name` in `session` (or none), its stderr handed to
+/// `stderr` if given.
+fn start_call(
+    manager: &toolhost::ToolManager,
+    session: Option<toolhost::SessionId>,
+    name: &str,
+    arguments: &CallArguments,
+    stderr: Option<&StderrListener>,
+) -> Pin<Box<dyn Future<Output = Result<String, toolhost::ToolError>> + Send>> {
+    let Some(id) = session else {
+        return match (arguments, stderr) {
+            (CallArguments::Text(text), Some(l)) => {
+                Box::pin(manager.call_tool_json_listened_async(name, text, l))
+            }
+            (CallArguments::Text(text), None) => Box::pin(manager.call_tool_json_async(name, text)),
+            (CallArguments::Parsed(value), Some(l)) => {
+                Box::pin(manager.call_tool_listened_async(name, value.as_ref(), l))
+            }
+            (CallArguments::Parsed(value), None) => {
+                Box::pin(manager.call_tool_async(name, value.as_ref()))
+            }
+        };
+    };
+    let session = manager.join_session(id);
+    match (arguments, stderr) {
+        (CallArguments::Text(text), Some(l)) => {
+            Box::pin(session.call_tool_json_listened_async(name, text, l))
+        }
+        (CallArguments::Text(text), None) => Box::pin(session.call_tool_json_async(name, text)),
+        (CallArguments::Parsed(value), Some(l)) => {
+            Box::pin(session.call_tool_listened_async(name, value.as_ref(), l))
+        }
+        (CallArguments::Parsed(value), None) => {
+            Box::pin(session.call_tool_async(name, value.as_ref()))
+        }
+    }
+}
+
 fn error_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 impl ServerHandler for ToolhostServer {
+    #[allow(deprecated)] // MCP logging (see client_log.rs)
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
@@ -215,29 +271,22 @@ impl ServerHandler for ToolhostServer {
         // The text the client wrote, byte for byte; rmcp's parsed value
         // only for a message that did not pass through the interception.
         let session = self.session(&context);
-        let call: Pin<Box<dyn Future<Output = _> + Send>> = match (raw_arguments, session) {
-            (Some(RawArguments(text)), Some(id)) => Box::pin(
-                tools
-                    .manager
-                    .join_session(id)
-                    .call_tool_json_async(&name, &text),
-            ),
-            (Some(RawArguments(text)), None) => {
-                Box::pin(tools.manager.call_tool_json_async(&name, &text))
-            }
-            (None, session) => {
-                let arguments = request.arguments.map(Value::Object);
-                match session {
-                    Some(id) => Box::pin(
-                        tools
-                            .manager
-                            .join_session(id)
-                            .call_tool_async(&name, arguments.as_ref()),
-                    ),
-                    None => Box::pin(tools.manager.call_tool_async(&name, arguments.as_ref())),
-                }
-            }
+        // The tool's stderr goes to the client as log entries, unless it
+        // asked for less than `info` (client_log.rs says when it asks).
+        let log = self
+            .level
+            .wants_tool_stderr(&context.meta)
+            .then(|| ToolLog::start(context.peer.clone(), &name));
+        let stderr = log.as_ref().map(ToolLog::listener);
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| CallProgress::start(context.peer.clone(), token, &name));
+        let arguments = match raw_arguments {
+            Some(RawArguments(text)) => CallArguments::Text(text),
+            None => CallArguments::Parsed(request.arguments.map(Value::Object)),
         };
+        let call = start_call(&tools.manager, session, &name, &arguments, stderr.as_ref());
         let answer = tokio::select! {
             answer = self.served.threads.run(call) => Some(answer.unwrap_or_else(|e| {
                 Err(toolhost::ToolError::new(
@@ -249,6 +298,12 @@ impl ServerHandler for ToolhostServer {
         };
         metrics.in_flight.dec();
         metrics.latency.observe(started.elapsed().as_secs_f64());
+        if let Some(log) = log {
+            log.finish().await;
+        }
+        if let Some(progress) = progress {
+            progress.finish().await;
+        }
         let result = match answer {
             None => {
                 metrics.call(&label, Outcome::Cancelled);
@@ -276,6 +331,16 @@ impl ServerHandler for ToolhostServer {
             }
         };
         Ok(result.into())
+    }
+
+    #[allow(deprecated)] // MCP logging (see client_log.rs)
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(request.level);
+        Ok(())
     }
 
     fn accepted_subscription_filter(

@@ -8,14 +8,18 @@
 //!   `tools/call` runs a tool in a fresh sandbox, concurrently, at most
 //!   `[serve] max_calls_in_flight` at once; every failure is a result with
 //!   `isError` and the library's `Error: ...` text. A cancelled request (or
-//!   a closed HTTP response) stops its call.
+//!   a closed HTTP response) stops its call. What a tool writes to stderr
+//!   goes to the client as log entries while it runs, and a call with a
+//!   `progressToken` reports progress until it ends.
 //! - Modules that fail to load are reported and left out; the config and
 //!   module files are watched (and SIGHUP reloads), and a new set is swapped
 //!   in whole, with `list_changed` sent to clients.
 //!
 //! The layout: the tools as MCP lists them (`catalog.rs`), the shared state
-//! and its swap (`state.rs`), the handler (`handler.rs`), loading and
-//! reloading (`reload.rs`), HTTP (`http.rs`), metrics (`metrics.rs`).
+//! and its swap (`state.rs`), a tool's stderr as log entries for the client
+//! (`client_log.rs`), progress while a call runs (`progress.rs`), the
+//! handler (`handler.rs`), loading and reloading (`reload.rs`), HTTP
+//! (`http/`), metrics (`metrics.rs`).
 //!
 //! Its tests are in `crates/cli/tests/mcp/`: they drive `toolhost serve`
 //! (this crate behind the command) with the official MCP clients, agent
@@ -27,9 +31,11 @@ mod arguments;
 mod backpressure;
 mod calls;
 mod catalog;
+mod client_log;
 mod handler;
 mod http;
 mod metrics;
+mod progress;
 mod reload;
 mod state;
 

@@ -38,6 +38,8 @@ const TEST_GUESTS: &[&str] = &[
     "guest-plain",
     // README.md's tool in five minutes, as written there.
     "guest-greet",
+    // The tools the MCP conformance suite calls (crates/cli/tests/mcp/conformance.rs).
+    "guest-conformance",
 ];
 
 /// The workspace root (the repository's top folder).

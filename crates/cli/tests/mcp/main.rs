@@ -5,10 +5,13 @@
 //! scripted model (`frameworks`). They are pinned beside these tests
 //! (`python/`, `typescript/`, `frameworks/`) and installed into
 //! `.toolchains/mcp-<client>/` on first use (`cargo xtask mcp-clients`).
+//! The official conformance suite runs against the HTTP server
+//! (`conformance/`, with its baseline of scenarios that do not apply).
 //! Raw JSON-RPC and HTTP requests check what an SDK would not send:
 //! malformed and oversized input, bounds, reloads, draining.
 
 mod arguments;
+mod conformance;
 mod fixture;
 mod frameworks;
 mod http;

@@ -2,7 +2,9 @@
 //! (initialize and session) and 2026-07-28 (stateless): list, every example
 //! tool, every kind of error as `isError`, 50 concurrent calls, a cancelled
 //! spin, `list_changed` after a config edit, a broken module beside working
-//! ones, 403 for a foreign Origin and 401 without the token.
+//! ones, 403 for a foreign Origin and 401 without the token; a tool's
+//! stderr as log entries (and none below the level asked for), and
+//! progress for a long call.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -157,5 +159,59 @@ fn stateless_client_alternates_between_two_replicas() {
     for replica in &replicas {
         let calls = replica.metric_sum("toolhost_tool_calls_total");
         assert!(calls >= 30.0, "{} ran {calls} calls", replica.url);
+    }
+}
+
+/// A config with the tools of the conformance guest (`test_tool_with_logging`
+/// writes three lines to stderr, `test_tool_with_progress` runs 2.5 s).
+fn logging_config(dir: &std::path::Path) -> PathBuf {
+    let guest = toolhost_testkit::guest("guest-conformance");
+    let path = dir.join("toolhost.toml");
+    let text = format!(
+        "[[modules]]\nname = \"test\"\npath = {:?}\n",
+        guest.display().to_string()
+    );
+    std::fs::write(&path, text).expect("config written");
+    path
+}
+
+/// The checks of logs and progress.
+fn log_checks() -> Vec<Value> {
+    let lines: Vec<String> = (1..=3)
+        .map(|n| format!("tool_with_logging: step {n} of 3"))
+        .collect();
+    vec![
+        json!({"kind": "logs", "tool": "test_tool_with_logging", "lines": lines,
+               "text": "logged 3 lines", "quiet_level": "warning"}),
+        json!({"kind": "progress", "tool": "test_tool_with_progress",
+               "text": "done after 2500 ms", "min_notifications": 3}),
+    ]
+}
+
+/// What a tool writes to stderr reaches the client as log entries while
+/// the call runs (and not when the client asked for less than `info`);
+/// a call with a progress token gets growing progress until it ends.
+/// Over stdio and HTTP, at 2025-11-25 (`logging/setLevel`) and 2026-07-28
+/// (the request's `_meta` level).
+#[test]
+fn python_sdk_gets_a_tools_stderr_as_logs_and_progress() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = logging_config(dir.path());
+    let mut toolhost = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    toolhost.arg("--config").arg(&config);
+    let server = HttpServer::start(toolhost, &[]);
+    for mode in MODES {
+        let command = [
+            env!("CARGO_BIN_EXE_toolhost").to_string(),
+            "--config".to_string(),
+            config.display().to_string(),
+            "serve".to_string(),
+        ];
+        let stdio = json!({"transport": "stdio", "mode": mode, "command": command,
+                           "log_level": "info", "checks": log_checks()});
+        run_client(&stdio, dir.path());
+        let http = json!({"transport": "http", "mode": mode, "url": server.url,
+                          "log_level": "info", "checks": log_checks()});
+        run_client(&http, dir.path());
     }
 }

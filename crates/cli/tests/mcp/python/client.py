@@ -10,6 +10,7 @@ The plan says how to reach the server and what to check:
      "command": ["toolhost", "--config", "...", "serve"],   # stdio
      "url": "http://127.0.0.1:PORT/mcp", "token": "..." ,    # http
      "urls": ["http://127.0.0.1:P1/mcp", ...],               # http, requests alternate
+     "log_level": "info",                  # 2026-07-28: the level every request opts in to
      "checks": [{"kind": ..., ...}, ...]}
 
 Every check either passes or raises; the script prints one `ok KIND` line
@@ -81,6 +82,10 @@ class Run:
         self.plan = plan
         self.changed = anyio.Event()
         self.alternating = Alternating(plan["urls"]) if "urls" in plan else None
+        self.logs: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.logs.append(params)
 
     async def on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -103,7 +108,13 @@ class Run:
         else:
             url = self.plan.get("url") or self.plan["urls"][0]
             server = streamable_http_client(url, http_client=self.http_client())
-        return Client(server, mode=mode, message_handler=self.on_message)
+        return Client(
+            server,
+            mode=mode,
+            message_handler=self.on_message,
+            logging_callback=self.on_log,
+            log_level=self.plan.get("log_level"),
+        )
 
     async def all_tools(self, client: Client) -> list[types.Tool]:
         tools: list[types.Tool] = []
@@ -207,6 +218,51 @@ class Run:
             children.extend(int(c) for c in text)
         expect(len(children) == 1, f"expected one child process, found {children}")
         return children[0]
+
+    async def check_logs(self, client: Client, check: dict[str, Any]) -> None:
+        """Calls `tool`, which writes `lines` to stderr: they arrive as log
+        entries (logger: the tool, level info), and the result is `text`
+        alone. Then, with the level at `quiet_level` (`logging/setLevel` on
+        a legacy connection, the request's own `_meta` at 2026-07-28), the
+        same call sends no entry."""
+        self.logs.clear()
+        result = await client.call_tool(check["tool"], {})
+        expect(text_of(result) == check["text"], f"answered {text_of(result)!r}, wanted {check['text']!r}")
+        with anyio.fail_after(10):
+            while len(self.logs) < len(check["lines"]):
+                await anyio.sleep(0.02)
+        got = [(e.level, e.logger, e.data) for e in self.logs]
+        wanted = [("info", check["tool"], line) for line in check["lines"]]
+        expect(got == wanted, f"log entries {got}, wanted {wanted}")
+        self.logs.clear()
+        quiet = check["quiet_level"]
+        if self.plan["mode"] == "legacy":
+            await client.set_logging_level(quiet)
+            result = await client.call_tool(check["tool"], {})
+        else:
+            meta = {"io.modelcontextprotocol/logLevel": quiet}
+            result = await client.call_tool(check["tool"], {}, meta=meta)
+        expect(text_of(result) == check["text"], f"answered {text_of(result)!r} at level {quiet}")
+        await anyio.sleep(0.5)
+        expect(not self.logs, f"at level {quiet}, log entries came: {self.logs}")
+        if self.plan["mode"] == "legacy":
+            await client.set_logging_level("info")
+
+    async def check_progress(self, client: Client, check: dict[str, Any]) -> None:
+        """Calls `tool` with a progress token: at least `min_notifications`
+        progress notifications arrive, each larger than the one before, and
+        the result is `text`."""
+        seen: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, total, message))
+
+        result = await client.call_tool(check["tool"], {}, progress_callback=on_progress)
+        expect(text_of(result) == check["text"], f"answered {text_of(result)!r}, wanted {check['text']!r}")
+        expect(len(seen) >= check["min_notifications"], f"progress notifications: {seen}")
+        values = [p for p, _, _ in seen]
+        expect(all(b > a for a, b in zip(values, values[1:])), f"progress did not grow: {values}")
+        expect(all(m and check["tool"] in m for _, _, m in seen), f"messages: {seen}")
 
     async def check_list_changed(self, client: Client, check: dict[str, Any]) -> None:
         """Writes `text` into the config at `config`; the server reloads and
