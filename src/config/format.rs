@@ -95,6 +95,12 @@ pub struct ServeConfig {
     /// On SIGTERM (or SIGINT), how long calls in flight may take to finish
     /// before the server exits anyway, in milliseconds.
     pub drain_timeout_ms: u64,
+    /// Tasks (the MCP Tasks extension): how long a finished task's result
+    /// is kept for `tasks/get` after the call ended, in milliseconds.
+    pub task_ttl_ms: u64,
+    /// Tasks kept at once, running and finished; a new one past it drops
+    /// the finished task that ended first.
+    pub max_tasks: u64,
 }
 
 impl Default for ServeConfig {
@@ -112,6 +118,8 @@ impl Default for ServeConfig {
             max_sessions: 1000,
             session_idle_ms: 300_000,
             drain_timeout_ms: 10_000,
+            task_ttl_ms: 300_000,
+            max_tasks: 1000,
         }
     }
 }
@@ -130,6 +138,8 @@ impl ServeConfig {
             ("max_sessions", self.max_sessions),
             ("session_idle_ms", self.session_idle_ms),
             ("drain_timeout_ms", self.drain_timeout_ms),
+            ("task_ttl_ms", self.task_ttl_ms),
+            ("max_tasks", self.max_tasks),
         ];
         for (key, value) in numbers {
             if value == 0 {

@@ -13,13 +13,14 @@ use axum::http::request::Parts;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    SubscriptionFilter,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ContentBlock, CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 use toolhost::StderrListener;
 
 use crate::arguments::RawArguments;
@@ -28,11 +29,15 @@ use crate::catalog::OutputCheck;
 use crate::client_log::{ClientLevel, ToolLog};
 use crate::metrics::Outcome;
 use crate::progress::CallProgress;
-use crate::state::Served;
+use crate::state::{Served, ToolSet};
+use crate::tasks::Owner;
 
 /// How long a client may keep a `tools/list` answer (it is also told of
 /// changes), in milliseconds.
 const LIST_TTL_MS: u64 = 60_000;
+
+/// The session id of a stdio connection (one per process).
+const STDIO: &str = "stdio";
 
 /// The MCP server: one per connection (stdio) or session (HTTP), all
 /// sharing one [`Served`].
@@ -92,6 +97,21 @@ impl ToolhostServer {
         from_http.or_else(|| self.stdio_session.clone())
     }
 
+    /// Who may see the tasks the request `context` makes: its HTTP
+    /// session, the stdio connection, or every request without a session.
+    fn owner(&self, context: &RequestContext<RoleServer>) -> Owner {
+        let http = context
+            .extensions
+            .get::<Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|id| id.to_str().ok());
+        match (http, &self.stdio_session) {
+            (Some(id), _) => Owner::Session(id.to_string()),
+            (None, Some(_)) => Owner::Session(STDIO.to_string()),
+            (None, None) => Owner::Sessionless,
+        }
+    }
+
     /// The arguments text of the call `context` is about, as the client
     /// sent it: from the HTTP request's extensions, or taken by id on stdio.
     fn raw_arguments(&self, context: &RequestContext<RoleServer>) -> Option<RawArguments> {
@@ -134,7 +154,7 @@ async fn structured(
     check: OutputCheck,
     text: String,
     started: Instant,
-    context: &RequestContext<RoleServer>,
+    stop: &CancellationToken,
 ) -> Result<CallToolResult, String> {
     let left = check.time_limit.saturating_sub(started.elapsed());
     let limit_ms = check.time_limit.as_millis();
@@ -154,7 +174,7 @@ async fn structured(
                 ));
             }
         },
-        () = context.ct.cancelled() => return Err("Error: the call was cancelled.".into()),
+        () = stop.cancelled() => return Err("Error: the call was cancelled.".into()),
     };
     let text = Arc::try_unwrap(answer).unwrap_or_else(|shared| (*shared).clone());
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -206,6 +226,81 @@ fn start_call(
     }
 }
 
+/// One tool call, from its start to its result.
+struct Call {
+    served: Arc<Served>,
+    /// The tool set in force when the call came (a reload does not change
+    /// it under the call).
+    tools: Arc<ToolSet>,
+    session: Option<toolhost::SessionId>,
+    name: String,
+    /// The tool's name in the metrics.
+    label: String,
+    arguments: CallArguments,
+}
+
+impl Call {
+    /// Runs the call, its stderr handed to `stderr` if given; `None` if
+    /// `stop` was cancelled first (the call is then stopped).
+    async fn answer(
+        &self,
+        stderr: Option<StderrListener>,
+        stop: &CancellationToken,
+        started: Instant,
+    ) -> Option<Result<String, toolhost::ToolError>> {
+        let metrics = &self.served.metrics;
+        metrics.in_flight.inc();
+        let call = start_call(
+            &self.tools.manager,
+            self.session.clone(),
+            &self.name,
+            &self.arguments,
+            stderr.as_ref(),
+        );
+        let answer = tokio::select! {
+            answer = self.served.threads.run(call) => Some(answer.unwrap_or_else(|e| {
+                Err(toolhost::ToolError::new(
+                    toolhost::ToolErrorKind::Host,
+                    format!("the call ended in the host: {e}"),
+                ))
+            })),
+            () = stop.cancelled() => None,
+        };
+        metrics.in_flight.dec();
+        metrics.latency.observe(started.elapsed().as_secs_f64());
+        answer
+    }
+
+    /// The call's result for the client, from its `answer`; counted in the
+    /// metrics.
+    async fn result(
+        &self,
+        answer: Option<Result<String, toolhost::ToolError>>,
+        started: Instant,
+        stop: &CancellationToken,
+    ) -> CallToolResult {
+        let (outcome, result) = match answer {
+            None => (
+                Outcome::Cancelled,
+                error_result("Error: the call was cancelled.".to_string()),
+            ),
+            Some(Ok(text)) => match self.tools.catalog.output_check(&self.name) {
+                None => (
+                    Outcome::Ok,
+                    CallToolResult::success(vec![ContentBlock::text(text)]),
+                ),
+                Some(check) => match structured(&self.name, check, text, started, stop).await {
+                    Ok(result) => (Outcome::Ok, result),
+                    Err(error) => (Outcome::Error, error_result(error)),
+                },
+            },
+            Some(Err(error)) => (Outcome::Error, error_result(error.to_string())),
+        };
+        self.served.metrics.call(&self.label, outcome);
+        result
+    }
+}
+
 fn error_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
@@ -217,6 +312,7 @@ impl ServerHandler for ToolhostServer {
             .enable_logging()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_tasks()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
@@ -260,77 +356,101 @@ impl ServerHandler for ToolhostServer {
         // Taken first, so that a busy answer leaves nothing waiting.
         let raw_arguments = self.raw_arguments(&context);
         let label = self.label(&name);
-        let Some(_place) = self.served.start_call() else {
+        let Some(place) = self.served.start_call() else {
             self.served.metrics.call(&label, Outcome::Busy);
             return Ok(self.busy().into());
         };
-        let metrics = &self.served.metrics;
-        metrics.in_flight.inc();
-        let started = Instant::now();
-        let tools = self.served.tools();
         // The text the client wrote, byte for byte; rmcp's parsed value
         // only for a message that did not pass through the interception.
-        let session = self.session(&context);
+        let arguments = match raw_arguments {
+            Some(RawArguments(text)) => CallArguments::Text(text),
+            None => CallArguments::Parsed(request.arguments.map(Value::Object)),
+        };
+        let call = Call {
+            served: Arc::clone(&self.served),
+            tools: self.served.tools(),
+            session: self.session(&context),
+            name,
+            label,
+            arguments,
+        };
+        if context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks())
+        {
+            // Logs and progress are not sent for tasks (the extension says
+            // so): the request has ended when the call runs.
+            let label = call.label.clone();
+            let made = self
+                .served
+                .tasks
+                .start(self.owner(&context), |stop| async move {
+                    let _place = place;
+                    let started = Instant::now();
+                    let answer = call.answer(None, &stop, started).await;
+                    call.result(answer, started, &stop).await
+                });
+            return Ok(match made {
+                Ok(task) => CallToolResponse::Task(CreateTaskResult::new(task)),
+                Err(full) => {
+                    self.served.metrics.call(&label, Outcome::Busy);
+                    error_result(full.text()).into()
+                }
+            });
+        }
+        let _place = place;
+        let started = Instant::now();
         // The tool's stderr goes to the client as log entries, unless it
         // asked for less than `info` (client_log.rs says when it asks).
         let log = self
             .level
             .wants_tool_stderr(&context.meta)
-            .then(|| ToolLog::start(context.peer.clone(), &name));
+            .then(|| ToolLog::start(context.peer.clone(), &call.name));
         let stderr = log.as_ref().map(ToolLog::listener);
         let progress = context
             .meta
             .get_progress_token()
-            .map(|token| CallProgress::start(context.peer.clone(), token, &name));
-        let arguments = match raw_arguments {
-            Some(RawArguments(text)) => CallArguments::Text(text),
-            None => CallArguments::Parsed(request.arguments.map(Value::Object)),
-        };
-        let call = start_call(&tools.manager, session, &name, &arguments, stderr.as_ref());
-        let answer = tokio::select! {
-            answer = self.served.threads.run(call) => Some(answer.unwrap_or_else(|e| {
-                Err(toolhost::ToolError::new(
-                    toolhost::ToolErrorKind::Host,
-                    format!("the call ended in the host: {e}"),
-                ))
-            })),
-            () = context.ct.cancelled() => None,
-        };
-        metrics.in_flight.dec();
-        metrics.latency.observe(started.elapsed().as_secs_f64());
+            .map(|token| CallProgress::start(context.peer.clone(), token, &call.name));
+        let answer = call.answer(stderr, &context.ct, started).await;
         if let Some(log) = log {
             log.finish().await;
         }
         if let Some(progress) = progress {
             progress.finish().await;
         }
-        let result = match answer {
-            None => {
-                metrics.call(&label, Outcome::Cancelled);
-                error_result("Error: the call was cancelled.".to_string())
-            }
-            Some(Ok(text)) => match tools.catalog.output_check(&name) {
-                None => {
-                    metrics.call(&label, Outcome::Ok);
-                    CallToolResult::success(vec![ContentBlock::text(text)])
-                }
-                Some(check) => match structured(&name, check, text, started, &context).await {
-                    Ok(result) => {
-                        metrics.call(&label, Outcome::Ok);
-                        result
-                    }
-                    Err(error) => {
-                        metrics.call(&label, Outcome::Error);
-                        error_result(error)
-                    }
-                },
-            },
-            Some(Err(error)) => {
-                metrics.call(&label, Outcome::Error);
-                error_result(error.to_string())
-            }
-        };
-        Ok(result.into())
+        Ok(call.result(answer, started, &context.ct).await.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let task = self
+            .served
+            .tasks
+            .get(&self.owner(&context), &request.task_id)?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.served
+            .tasks
+            .check(&self.owner(&context), &request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.served
+            .tasks
+            .cancel(&self.owner(&context), &request.task_id)
     }
 
     #[allow(deprecated)] // MCP logging (see client_log.rs)
@@ -377,7 +497,7 @@ impl ServerHandler for ToolhostServer {
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|id| id.to_str().ok())
-            .unwrap_or("stdio")
+            .unwrap_or(STDIO)
             .to_string();
         self.served.add_session(id, context.peer);
     }

@@ -10,15 +10,17 @@
 //!   `isError` and the library's `Error: ...` text. A cancelled request (or
 //!   a closed HTTP response) stops its call. What a tool writes to stderr
 //!   goes to the client as log entries while it runs, and a call with a
-//!   `progressToken` reports progress until it ends.
+//!   `progressToken` reports progress until it ends. A client that declares
+//!   the Tasks extension gets a task for each call, polled with `tasks/get`
+//!   and stopped with `tasks/cancel`.
 //! - Modules that fail to load are reported and left out; the config and
 //!   module files are watched (and SIGHUP reloads), and a new set is swapped
 //!   in whole, with `list_changed` sent to clients.
 //!
 //! The layout: the tools as MCP lists them (`catalog.rs`), the shared state
 //! and its swap (`state.rs`), a tool's stderr as log entries for the client
-//! (`client_log.rs`), progress while a call runs (`progress.rs`), the
-//! handler (`handler.rs`), loading and reloading (`reload.rs`), HTTP
+//! (`client_log.rs`), progress while a call runs (`progress.rs`), calls
+//! answered with a task (`tasks.rs`), the handler (`handler.rs`), loading and reloading (`reload.rs`), HTTP
 //! (`http/`), metrics (`metrics.rs`).
 //!
 //! Its tests are in `crates/cli/tests/mcp/`: they drive `toolhost serve`
@@ -38,6 +40,7 @@ mod metrics;
 mod progress;
 mod reload;
 mod state;
+mod tasks;
 
 use std::sync::Arc;
 

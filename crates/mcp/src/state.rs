@@ -14,6 +14,7 @@ use toolhost::config::{LoadedModule, ServeConfig};
 use crate::calls::CallThreads;
 use crate::catalog::Catalog;
 use crate::metrics::Metrics;
+use crate::tasks::{Owner, Tasks};
 
 /// One set of loaded modules, served as a whole.
 pub(crate) struct ToolSet {
@@ -44,6 +45,8 @@ pub(crate) struct Served {
     pub threads: CallThreads,
     pub settings: ServeConfig,
     pub metrics: Metrics,
+    /// The calls answered with a task, until they expire.
+    pub tasks: Arc<Tasks>,
     /// Clients of sessions (protocol versions before 2026-07-28), by
     /// session, told of changes with `notifications/tools/list_changed`.
     /// A session is forgotten as soon as it ends.
@@ -59,6 +62,10 @@ impl Served {
         let metrics = Metrics::new();
         metrics.modules.set(tools.modules.len() as i64);
         let calls = usize::try_from(settings.max_calls_in_flight).unwrap_or(usize::MAX);
+        let tasks = Tasks::new(
+            std::time::Duration::from_millis(settings.task_ttl_ms),
+            settings.max_tasks,
+        );
         Ok(Arc::new(Self {
             current: ArcSwap::from_pointee(tools),
             changes: watch::channel(0).0,
@@ -66,6 +73,7 @@ impl Served {
             threads: CallThreads::new()?,
             settings,
             metrics,
+            tasks,
             sessions: Mutex::new(HashMap::new()),
             keys: Mutex::new(HashMap::new()),
         }))
@@ -114,8 +122,10 @@ impl Served {
     }
 
     /// Forgets the client of session `id`, which has ended, and drops the
-    /// state its calls kept in modules with sessions on.
+    /// state its calls kept in modules with sessions on, and its tasks
+    /// (stopping those that still run).
     pub(crate) fn forget_session(&self, id: &str) {
+        self.tasks.forget(&Owner::Session(id.to_string()));
         self.sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

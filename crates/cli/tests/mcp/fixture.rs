@@ -11,6 +11,28 @@ use serde_json::{Value, json};
 use toolhost_testkit::guest;
 use xtask::{Language, Repo, build_example};
 
+/// The hostile test module under three sets of limits: `h` (small limits:
+/// its tools fail fast), `t` (only a time limit of 300 ms: a spin ends on
+/// it) and `s` (spins until cancelled).
+pub const HOSTILE_MODULES: &str = r#"# Small limits: the hostile tools fail fast.
+[[modules]]
+name = "h"
+path = "hostile.wasm"
+limits = { memory_mib = 16, fuel = 50000000, max_output_bytes = 4096 }
+
+# Only a time limit: a spin ends on it.
+[[modules]]
+name = "t"
+path = "hostile.wasm"
+limits = { fuel = 100000000000000, timeout_ms = 300 }
+
+# Spins until cancelled.
+[[modules]]
+name = "s"
+path = "hostile.wasm"
+limits = { fuel = 100000000000000, timeout_ms = 120000 }
+"#;
+
 /// A folder with `toolhost.toml` and what it loads.
 pub struct Fixture {
     pub dir: tempfile::TempDir,
@@ -82,24 +104,7 @@ compile_timeout_ms = 600000
 rules = [{{ mode = "deactivate", pattern = "h_env" }}]
 
 {examples}
-# Small limits: the hostile tools fail fast.
-[[modules]]
-name = "h"
-path = "hostile.wasm"
-limits = {{ memory_mib = 16, fuel = 50000000, max_output_bytes = 4096 }}
-
-# Only a time limit: a spin ends on it.
-[[modules]]
-name = "t"
-path = "hostile.wasm"
-limits = {{ fuel = 100000000000000, timeout_ms = 300 }}
-
-# Spins until cancelled.
-[[modules]]
-name = "s"
-path = "hostile.wasm"
-limits = {{ fuel = 100000000000000, timeout_ms = 120000 }}
-
+{hostile}
 # Written for no host in particular: each exported function is a tool.
 [[modules]]
 name = "plain"
@@ -111,6 +116,7 @@ name = "broken"
 path = "broken.wasm"
 {extra}"#,
             examples = example_modules(),
+            hostile = HOSTILE_MODULES,
         )
     }
 

@@ -8,7 +8,8 @@
 //! The official conformance suite runs against the HTTP server
 //! (`conformance/`, with its baseline of scenarios that do not apply).
 //! Raw JSON-RPC and HTTP requests check what an SDK would not send:
-//! malformed and oversized input, bounds, reloads, draining.
+//! malformed and oversized input, bounds, reloads, draining, and the
+//! Tasks extension, which neither SDK speaks yet (`tasks.rs`).
 
 mod arguments;
 mod conformance;
@@ -21,4 +22,5 @@ mod raw;
 mod server;
 mod sessions;
 mod stdio;
+mod tasks;
 mod typescript;

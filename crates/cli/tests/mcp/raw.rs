@@ -318,15 +318,59 @@ impl HttpResponse {
 /// `authority` and reads the response; `None` if the server closed the
 /// connection without one.
 pub fn http_exchange(authority: &str, request: &[u8]) -> Option<HttpResponse> {
+    let (bytes, _) = exchange(authority, request, ANSWER_TIMEOUT);
+    parse_response(&bytes)
+}
+
+/// [`http_exchange`] by a client that waits at most `timeout` for the
+/// whole response: `None` if the server had not finished it by then.
+pub fn http_exchange_within(
+    authority: &str,
+    request: &[u8],
+    timeout: Duration,
+) -> Option<HttpResponse> {
+    let (bytes, whole) = exchange(authority, request, timeout);
+    if !whole {
+        return None;
+    }
+    parse_response(&bytes)
+}
+
+/// Sends `request` and reads until the server closes the connection or
+/// `timeout` has passed: the bytes, and whether the server closed.
+fn exchange(authority: &str, request: &[u8], timeout: Duration) -> (Vec<u8>, bool) {
+    let deadline = Instant::now() + timeout;
     let mut stream = TcpStream::connect(authority).expect("connects");
-    stream
-        .set_read_timeout(Some(ANSWER_TIMEOUT))
-        .expect("timeout set");
     // The server may close early (a request it refuses): that is an answer too.
     let _ = stream.write_all(request);
     let mut bytes = Vec::new();
-    let _ = stream.read_to_end(&mut bytes);
-    let text = String::from_utf8_lossy(&bytes).to_string();
+    let mut buffer = [0u8; 16 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return (bytes, false);
+        }
+        match stream.read(&mut buffer) {
+            Ok(0) => return (bytes, true),
+            Ok(n) => bytes.extend_from_slice(&buffer[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return (bytes, false);
+            }
+            // Reset by the server: what came is the answer.
+            Err(_) => return (bytes, true),
+        }
+    }
+}
+
+/// An HTTP/1.1 response from its bytes.
+fn parse_response(bytes: &[u8]) -> Option<HttpResponse> {
+    let text = String::from_utf8_lossy(bytes).to_string();
     let (head, body) = text.split_once("\r\n\r\n")?;
     let status = head.split(' ').nth(1)?.parse().ok()?;
     let chunked = head
@@ -410,6 +454,17 @@ pub fn http_call(authority: &str, tool: &str, arguments: Value) -> HttpResponse 
 /// A POST of the JSON-RPC `message` to `/mcp` at protocol 2025-11-25, in
 /// session `session` if given: the response.
 pub fn session_post(authority: &str, session: Option<&str>, message: &Value) -> HttpResponse {
+    session_post_within(authority, session, message, ANSWER_TIMEOUT).expect("an HTTP response")
+}
+
+/// [`session_post`] by a client that waits at most `timeout` for the
+/// response: `None` if none came by then.
+pub fn session_post_within(
+    authority: &str,
+    session: Option<&str>,
+    message: &Value,
+    timeout: Duration,
+) -> Option<HttpResponse> {
     let session = session.map_or(String::new(), |id| format!("Mcp-Session-Id: {id}\r\n"));
     let body = message.to_string();
     let request = format!(
@@ -418,18 +473,23 @@ pub fn session_post(authority: &str, session: Option<&str>, message: &Value) -> 
          MCP-Protocol-Version: 2025-11-25\r\n{session}Content-Length: {}\r\n\r\n{body}",
         body.len()
     );
-    http_exchange(authority, request.as_bytes()).expect("an HTTP response")
+    http_exchange_within(authority, request.as_bytes(), timeout)
 }
 
 /// Opens a 2025-11-25 session (initialize, then `notifications/initialized`):
 /// its id.
 pub fn open_session(authority: &str) -> String {
+    open_session_with(authority, &json!({}))
+}
+
+/// [`open_session`] by a client that declares `capabilities`.
+pub fn open_session_with(authority: &str, capabilities: &Value) -> String {
     let init = session_post(
         authority,
         None,
         &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25",
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": {"name": "raw-test", "version": "1"},
         }}),
     );
