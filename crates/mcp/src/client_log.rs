@@ -15,6 +15,7 @@
 // rmcp marks on its types; 2025-11-25 and 2025-06-18 clients still use it.
 #![allow(deprecated)]
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,7 +25,6 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, RequestMetaObje
 use rmcp::service::RoleServer;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use toolhost::StderrListener;
 
 /// The most log entries one call sends; the rest are counted.
@@ -91,30 +91,26 @@ fn rank(level: LoggingLevel) -> u8 {
 }
 
 /// One call's stderr on its way to the client as log entries (logger: the
-/// tool's name, level `info`).
+/// tool's name, level `info`). Nothing is spawned for it: the entries are
+/// sent by the future that runs the call ([`during`](Self::during)), so a
+/// call that writes nothing costs a queue and no task.
 pub(crate) struct ToolLog {
     lines: Arc<Lines>,
-    sender: JoinHandle<()>,
+    entries: mpsc::Receiver<String>,
+    peer: Peer<RoleServer>,
+    logger: String,
 }
 
 impl ToolLog {
-    /// Starts sending the stderr of tool `tool`'s call to `peer`.
-    pub(crate) fn start(peer: Peer<RoleServer>, tool: &str) -> Self {
-        let (queue, mut entries) = mpsc::channel::<String>(QUEUE);
-        let lines = Arc::new(Lines::new(queue));
-        let logger = tool.to_string();
-        let sender = tokio::spawn(async move {
-            while let Some(line) = entries.recv().await {
-                let mut entry =
-                    LoggingMessageNotificationParam::new(LoggingLevel::Info, Value::String(line));
-                entry.logger = Some(logger.clone());
-                // A client that went away takes its log with it.
-                if peer.notify_logging_message(entry).await.is_err() {
-                    return;
-                }
-            }
-        });
-        Self { lines, sender }
+    /// The stderr of tool `tool`'s call, for `peer`.
+    pub(crate) fn new(peer: Peer<RoleServer>, tool: &str) -> Self {
+        let (queue, entries) = mpsc::channel::<String>(QUEUE);
+        Self {
+            lines: Arc::new(Lines::new(queue)),
+            entries,
+            peer,
+            logger: tool.to_string(),
+        }
     }
 
     /// The listener to hand the call.
@@ -123,29 +119,61 @@ impl ToolLog {
         StderrListener::new(move |bytes| lines.hear(bytes))
     }
 
-    /// After the call: queues its last line (one without a newline) and
-    /// how many were left out, closes the queue (a listener still held
-    /// anywhere hears nothing more), and waits up to [`FINISH_WITHIN`] for
-    /// the entries to be handed to the transport, so that they go before
-    /// the call's result.
-    pub(crate) async fn finish(self) {
-        let Self { lines, mut sender } = self;
+    /// Runs `call`, sending its stderr's lines to the client as they come.
+    /// When it ends: queues its last line (one without a newline) and how
+    /// many were left out, closes the queue (a listener still held anywhere
+    /// hears nothing more), and waits up to [`FINISH_WITHIN`] for the
+    /// entries to be handed to the transport, so that they go before the
+    /// call's result.
+    pub(crate) async fn during<F: Future>(self, call: F) -> F::Output {
+        let Self {
+            lines,
+            mut entries,
+            peer,
+            logger,
+        } = self;
+        let sending = send_all(&mut entries, &peer, &logger);
+        tokio::pin!(sending, call);
+        let mut sent_all = false;
+        let output = loop {
+            tokio::select! {
+                output = &mut call => break output,
+                () = &mut sending, if !sent_all => sent_all = true,
+            }
+        };
         lines.flush();
         let left_out = lines.left_out.load(Ordering::Relaxed);
-        if let Some(queue) = lines.close()
-            && left_out > 0
-        {
-            let note = format!(
-                "(toolhost: {left_out} more lines of this call's stderr were not sent: at most \
-                 {MAX_LINES} are sent per call, and only while the client keeps up)"
-            );
-            let _ = tokio::time::timeout(FINISH_WITHIN, queue.send(note)).await;
-        }
-        if tokio::time::timeout(FINISH_WITHIN, &mut sender)
-            .await
-            .is_err()
-        {
-            sender.abort();
+        let queue = lines.close();
+        let note = async move {
+            if let Some(queue) = queue
+                && left_out > 0
+            {
+                let note = format!(
+                    "(toolhost: {left_out} more lines of this call's stderr were not sent: at \
+                     most {MAX_LINES} are sent per call, and only while the client keeps up)"
+                );
+                let _ = queue.send(note).await;
+            }
+        };
+        let rest = async {
+            if !sent_all {
+                sending.await;
+            }
+        };
+        let _ = tokio::time::timeout(FINISH_WITHIN, async { tokio::join!(note, rest) }).await;
+        output
+    }
+}
+
+/// Sends each entry of `entries` to `peer` until the queue is closed and
+/// empty, or the client is gone (which takes its log with it).
+async fn send_all(entries: &mut mpsc::Receiver<String>, peer: &Peer<RoleServer>, logger: &str) {
+    while let Some(line) = entries.recv().await {
+        let mut entry =
+            LoggingMessageNotificationParam::new(LoggingLevel::Info, Value::String(line));
+        entry.logger = Some(logger.to_string());
+        if peer.notify_logging_message(entry).await.is_err() {
+            return;
         }
     }
 }

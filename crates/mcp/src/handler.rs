@@ -405,16 +405,19 @@ impl ServerHandler for ToolhostServer {
         let log = self
             .level
             .wants_tool_stderr(&context.meta)
-            .then(|| ToolLog::start(context.peer.clone(), &call.name));
-        let stderr = log.as_ref().map(ToolLog::listener);
+            .then(|| ToolLog::new(context.peer.clone(), &call.name));
         let progress = context
             .meta
             .get_progress_token()
             .map(|token| CallProgress::start(context.peer.clone(), token, &call.name));
-        let answer = call.answer(stderr, &context.ct, started).await;
-        if let Some(log) = log {
-            log.finish().await;
-        }
+        let answer = match log {
+            Some(log) => {
+                let stderr = log.listener();
+                log.during(call.answer(Some(stderr), &context.ct, started))
+                    .await
+            }
+            None => call.answer(None, &context.ct, started).await,
+        };
         if let Some(progress) = progress {
             progress.finish().await;
         }
