@@ -72,10 +72,11 @@ impl Ready {
         }
     }
 
-    /// The call, with the tool's stderr handed to `stderr` while it runs.
-    fn listened(self, stderr: StderrListener) -> Self {
+    /// The call, with the tool's stderr handed to `stderr` (if given)
+    /// while it runs.
+    fn listened(self, stderr: Option<&StderrListener>) -> Self {
         Self {
-            stderr: Some(stderr),
+            stderr: stderr.cloned(),
             ..self
         }
     }
@@ -187,24 +188,24 @@ impl ToolManager {
     }
 
     /// [`ToolManager::call_tool_async`] that passes what the tool writes to
-    /// stderr to `stderr` while the call runs (a server sends it on as log
-    /// messages); the answer is the same.
+    /// stderr to `stderr`, if given, while the call runs (a server sends it
+    /// on as log messages); the answer is the same.
     pub fn call_tool_listened_async(
         &self,
         name: &str,
         arguments: Option<&Value>,
-        stderr: &StderrListener,
+        stderr: Option<&StderrListener>,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         Scope::new(self, None).call_tool_listened_async(name, arguments, stderr)
     }
 
     /// [`ToolManager::call_tool_json_async`] that passes what the tool
-    /// writes to stderr to `stderr` while the call runs.
+    /// writes to stderr to `stderr`, if given, while the call runs.
     pub fn call_tool_json_listened_async(
         &self,
         name: &str,
         arguments: &str,
-        stderr: &StderrListener,
+        stderr: Option<&StderrListener>,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         Scope::new(self, None).call_tool_json_listened_async(name, arguments, stderr)
     }
@@ -334,8 +335,7 @@ impl<'m> Scope<'m> {
         name: &str,
         arguments: Option<&Value>,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
-        let ready = self.prepare(name, arguments.map(Json::Tree));
-        async move { ready?.run_async().await }
+        self.call_tool_listened_async(name, arguments, None)
     }
 
     /// See [`ToolManager::call_tool_json_async`].
@@ -344,8 +344,7 @@ impl<'m> Scope<'m> {
         name: &str,
         arguments: &str,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
-        let ready = self.prepare_json(name, arguments);
-        async move { ready?.run_async().await }
+        self.call_tool_json_listened_async(name, arguments, None)
     }
 
     /// See [`ToolManager::call_tool_listened_async`].
@@ -353,11 +352,11 @@ impl<'m> Scope<'m> {
         self,
         name: &str,
         arguments: Option<&Value>,
-        stderr: &StderrListener,
+        stderr: Option<&StderrListener>,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         let ready = self.prepare(name, arguments.map(Json::Tree));
-        let stderr = stderr.clone();
-        async move { ready?.listened(stderr).run_async().await }
+        let ready = ready.map(|ready| ready.listened(stderr));
+        async move { ready?.run_async().await }
     }
 
     /// See [`ToolManager::call_tool_json_listened_async`].
@@ -365,11 +364,11 @@ impl<'m> Scope<'m> {
         self,
         name: &str,
         arguments: &str,
-        stderr: &StderrListener,
+        stderr: Option<&StderrListener>,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         let ready = self.prepare_json(name, arguments);
-        let stderr = stderr.clone();
-        async move { ready?.listened(stderr).run_async().await }
+        let ready = ready.map(|ready| ready.listened(stderr));
+        async move { ready?.run_async().await }
     }
 
     /// [`Self::prepare`] for arguments given as JSON text.

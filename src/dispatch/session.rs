@@ -145,7 +145,7 @@ impl Session<'_> {
         &self,
         name: &str,
         arguments: Option<&Value>,
-        stderr: &StderrListener,
+        stderr: Option<&StderrListener>,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         self.scope()
             .call_tool_listened_async(name, arguments, stderr)
@@ -156,7 +156,7 @@ impl Session<'_> {
         &self,
         name: &str,
         arguments: &str,
-        stderr: &StderrListener,
+        stderr: Option<&StderrListener>,
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         self.scope()
             .call_tool_json_listened_async(name, arguments, stderr)

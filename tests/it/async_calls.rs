@@ -339,7 +339,7 @@ async fn a_listener_hears_a_tools_stderr_in_every_kind_of_instance() {
             let text = format!("{kind} {round}");
             let arguments = json!({ "text": text });
             let answer = session
-                .call_tool_listened_async("h_print", Some(&arguments), &listener)
+                .call_tool_listened_async("h_print", Some(&arguments), Some(&listener))
                 .await;
             assert_eq!(answer.as_deref(), Ok("printed"), "{kind}");
             assert_eq!(
@@ -350,7 +350,11 @@ async fn a_listener_hears_a_tools_stderr_in_every_kind_of_instance() {
         }
         let (heard, listener) = recording();
         let answer = manager
-            .call_tool_json_listened_async("h_stderr_flood", r#"{"bytes": 100000}"#, &listener)
+            .call_tool_json_listened_async(
+                "h_stderr_flood",
+                r#"{"bytes": 100000}"#,
+                Some(&listener),
+            )
             .await
             .expect("the flood answers");
         assert!(answer.starts_with("wrote "), "{kind}: {answer}");

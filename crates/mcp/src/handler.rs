@@ -40,7 +40,7 @@ const LIST_TTL_MS: u64 = 60_000;
 const STDIO: &str = "stdio";
 
 /// The MCP server: one per connection (stdio) or session (HTTP), all
-/// sharing one [`Served`].
+/// sharing one `Served`.
 ///
 /// The calls of one MCP session are the calls of one toolhost session
 /// ([`toolhost::Session`]): in modules with sessions on they share state.
@@ -88,24 +88,15 @@ impl ToolhostServer {
     /// request's `Mcp-Session-Id`, or the stdio connection's; `None` for a
     /// request without a session.
     fn session(&self, context: &RequestContext<RoleServer>) -> Option<toolhost::SessionId> {
-        let from_http = context
-            .extensions
-            .get::<Parts>()
-            .and_then(|parts| parts.headers.get("mcp-session-id"))
-            .and_then(|id| id.to_str().ok())
-            .and_then(|id| self.served.session_key(id));
+        let from_http =
+            http_session(&context.extensions).and_then(|id| self.served.session_key(id));
         from_http.or_else(|| self.stdio_session.clone())
     }
 
     /// Who may see the tasks the request `context` makes: its HTTP
     /// session, the stdio connection, or every request without a session.
     fn owner(&self, context: &RequestContext<RoleServer>) -> Owner {
-        let http = context
-            .extensions
-            .get::<Parts>()
-            .and_then(|parts| parts.headers.get("mcp-session-id"))
-            .and_then(|id| id.to_str().ok());
-        match (http, &self.stdio_session) {
+        match (http_session(&context.extensions), &self.stdio_session) {
             (Some(id), _) => Owner::Session(id.to_string()),
             (None, Some(_)) => Owner::Session(STDIO.to_string()),
             (None, None) => Owner::Sessionless,
@@ -182,6 +173,15 @@ async fn structured(
     Ok(result)
 }
 
+/// The HTTP session (its `Mcp-Session-Id`) of the message whose transport
+/// extensions are `extensions`; `None` on stdio or without a session.
+fn http_session(extensions: &rmcp::model::Extensions) -> Option<&str> {
+    extensions
+        .get::<Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|id| id.to_str().ok())
+}
+
 /// A call's arguments: the text the client wrote, or rmcp's parsed value.
 enum CallArguments {
     Text(Arc<str>),
@@ -198,30 +198,22 @@ fn start_call(
     stderr: Option<&StderrListener>,
 ) -> Pin<Box<dyn Future<Output = Result<String, toolhost::ToolError>> + Send>> {
     let Some(id) = session else {
-        return match (arguments, stderr) {
-            (CallArguments::Text(text), Some(l)) => {
-                Box::pin(manager.call_tool_json_listened_async(name, text, l))
+        return match arguments {
+            CallArguments::Text(text) => {
+                Box::pin(manager.call_tool_json_listened_async(name, text, stderr))
             }
-            (CallArguments::Text(text), None) => Box::pin(manager.call_tool_json_async(name, text)),
-            (CallArguments::Parsed(value), Some(l)) => {
-                Box::pin(manager.call_tool_listened_async(name, value.as_ref(), l))
-            }
-            (CallArguments::Parsed(value), None) => {
-                Box::pin(manager.call_tool_async(name, value.as_ref()))
+            CallArguments::Parsed(value) => {
+                Box::pin(manager.call_tool_listened_async(name, value.as_ref(), stderr))
             }
         };
     };
     let session = manager.join_session(id);
-    match (arguments, stderr) {
-        (CallArguments::Text(text), Some(l)) => {
-            Box::pin(session.call_tool_json_listened_async(name, text, l))
+    match arguments {
+        CallArguments::Text(text) => {
+            Box::pin(session.call_tool_json_listened_async(name, text, stderr))
         }
-        (CallArguments::Text(text), None) => Box::pin(session.call_tool_json_async(name, text)),
-        (CallArguments::Parsed(value), Some(l)) => {
-            Box::pin(session.call_tool_listened_async(name, value.as_ref(), l))
-        }
-        (CallArguments::Parsed(value), None) => {
-            Box::pin(session.call_tool_async(name, value.as_ref()))
+        CallArguments::Parsed(value) => {
+            Box::pin(session.call_tool_listened_async(name, value.as_ref(), stderr))
         }
     }
 }
@@ -495,11 +487,7 @@ impl ServerHandler for ToolhostServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Over HTTP the session's id; over stdio there is one session.
-        let id = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.headers.get("mcp-session-id"))
-            .and_then(|id| id.to_str().ok())
+        let id = http_session(&context.extensions)
             .unwrap_or(STDIO)
             .to_string();
         self.served.add_session(id, context.peer);
