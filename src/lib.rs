@@ -60,7 +60,7 @@ pub mod trust;
 /// `serde_json::Value` or from raw JSON text ([`Json`](openai::Json)).
 pub mod openai {
     pub use crate::dispatch::{
-        Json, ParsedCall, is_one_call, parse_tool_call, tool_calls_of, tool_message,
+        Answer, Json, ParsedCall, is_one_call, parse_tool_call, tool_calls_of, tool_message,
     };
 }
 
@@ -75,16 +75,16 @@ pub use module::{
     WasmModule, bundled_module,
 };
 pub use policy::{
-    Access, Applies, DirAccess, DirGrant, DirMode, Endpoint, Grants, HttpAccess, HttpGrant,
-    LimitOverrides, LimitSpec, Limits, NetworkGrant, SCRATCH_GUEST_PATH, SessionLimits, Warm,
+    Access, Applies, DirAccess, DirGrant, DirMode, Endpoint, Grants, LimitOverrides, LimitSpec,
+    Limits, NetworkGrant, SCRATCH_GUEST_PATH, SessionLimits, Warm,
 };
 
 /// The HTTP grant's parts: allow entries, origins, secret headers, and the
 /// allow-list decision every `wasi:http` request goes through.
 pub mod http {
     pub use crate::policy::{
-        AllowEntry, Denied, Host, HttpAccess, HttpAllow, HttpGrant, Origin, RequestTarget, Scheme,
-        Secret, SecretHeader, SecretHeaderGrant, TlsRoots, is_internal,
+        AllowEntry, Host, HttpAccess, HttpAllow, HttpGrant, Origin, Scheme, Secret, SecretHeader,
+        SecretHeaderGrant, TlsRoots,
     };
 }
 pub use registry::{

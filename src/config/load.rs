@@ -1,18 +1,14 @@
-//! Finding `toolhost.toml`, reading it, and loading what it names: the
-//! modules (in parallel) and a [`ToolManager`] serving them.
+//! Finding `toolhost.toml` and reading it: a [`LoadedConfig`], the config
+//! and where it came from, with the paths and settings read from it.
+//! Loading what it names is `report.rs`'s.
 
 use std::path::{Path, PathBuf};
 
-use crate::module::{BUNDLED_MODULES, LoadError, WasmModule};
-use crate::parallel::run_parallel;
-use crate::policy::Limits;
-use crate::registry::{DEFAULT_MAX_PARALLEL, ToolManager};
-use crate::sandbox::{Runtime, RuntimeBuilder, open_file_limit};
+use crate::module::BUNDLED_MODULES;
+use crate::sandbox::{Runtime, RuntimeBuilder};
 
 use super::error::ConfigError;
 use super::format::{Config, ModuleEntry};
-use super::oci::OciLoader;
-use super::report::load_reusing;
 
 /// The name toolhost looks for in the working directory.
 pub const CONFIG_FILE_NAME: &str = "toolhost.toml";
@@ -54,14 +50,6 @@ impl LoadedConfig {
         })
     }
 
-    /// The loader of OCI modules, if any entry is one.
-    pub(super) fn oci_loader(&self) -> Option<OciLoader> {
-        self.module_entries()
-            .iter()
-            .any(|entry| entry.oci.is_some())
-            .then(|| OciLoader::new(self))
-    }
-
     pub(super) fn label(&self) -> PathBuf {
         self.path
             .clone()
@@ -80,51 +68,6 @@ impl LoadedConfig {
                 .collect();
         }
         self.config.modules.clone()
-    }
-
-    /// Loads every module and returns them with their limits applied, in
-    /// config order. Modules are loaded (compiled, or read from the compile
-    /// cache) in parallel, one thread per core at most.
-    pub fn load_modules(&self, runtime: &Runtime) -> Result<Vec<WasmModule>, ConfigError> {
-        let base = self.base_dir();
-        let workers = std::thread::available_parallelism().map_or(1, usize::from);
-        let oci = self.oci_loader();
-        run_parallel(&self.module_entries(), workers, |entry| {
-            load_reusing(entry, runtime, base, self.config.limits, &[], oci.as_ref())
-                .map(|loaded| loaded.module)
-        })
-        .into_iter()
-        .map(|loaded| {
-            loaded.map_err(|error| ConfigError::Load {
-                path: self.label(),
-                error,
-            })
-        })
-        .collect()
-    }
-
-    /// Loads one module `entry` as this config loads it (an OCI module with
-    /// the lockfile, the `[[trust]]` rules and the pull store).
-    pub fn load_entry(
-        &self,
-        runtime: &Runtime,
-        entry: &ModuleEntry,
-    ) -> Result<WasmModule, LoadError> {
-        let oci = entry.oci.is_some().then(|| OciLoader::new(self));
-        load_reusing(
-            entry,
-            runtime,
-            self.base_dir(),
-            self.config.limits,
-            &[],
-            oci.as_ref(),
-        )
-        .map(|loaded| loaded.module)
-    }
-
-    /// A manager with every module registered and the config's controller.
-    pub fn build_manager(&self, runtime: &Runtime) -> Result<ToolManager, ConfigError> {
-        self.manager_for(self.load_modules(runtime)?)
     }
 
     /// The directory relative paths in this config are taken from.
@@ -156,56 +99,6 @@ impl LoadedConfig {
         let dir = self.config.cache.dir.as_ref()?;
         Some(self.base_dir().join(dir))
     }
-
-    /// A manager with `modules` registered and the config's controller.
-    ///
-    /// Warns when the calls it may run at once, each holding up to its
-    /// module's `max_open_files`, could need more files than the process
-    /// may open.
-    pub fn manager_for(&self, modules: Vec<WasmModule>) -> Result<ToolManager, ConfigError> {
-        let mut manager = self.empty_manager(modules.iter());
-        for module in modules {
-            manager
-                .register(module)
-                .map_err(|error| ConfigError::Register {
-                    path: self.label(),
-                    error,
-                })?;
-        }
-        Ok(manager)
-    }
-}
-
-/// Warns when `calls` calls at once, each holding `most` files (the largest
-/// `max_open_files` of the modules), could exceed the process's limit.
-fn warn_if_files_could_run_out(most: Option<u64>, calls: usize) {
-    let (Some(limit), Some(most)) = (open_file_limit(), most) else {
-        return;
-    };
-    let needed = most.saturating_mul(calls as u64);
-    if needed > limit {
-        tracing::warn!(
-            "{calls} calls at once, each holding up to max_open_files = {most} files, \
-             may need {needed} open files, more than this process may open ({limit}): \
-             lower max_open_files or raise the limit (ulimit -n)"
-        );
-    }
-}
-
-impl LoadedConfig {
-    /// A manager with the config's controller and batch timeout, nothing
-    /// registered yet; warns if `modules` could need more open files than
-    /// the process may have.
-    pub(super) fn empty_manager<'a>(
-        &self,
-        modules: impl Iterator<Item = &'a WasmModule>,
-    ) -> ToolManager {
-        let most = modules.map(|m| m.limits().max_open_files).max();
-        warn_if_files_could_run_out(most, DEFAULT_MAX_PARALLEL);
-        let mut manager = ToolManager::new().with_controller(self.config.controller.clone());
-        manager.set_batch_timeout(self.config.limits.batch_timeout());
-        manager
-    }
 }
 
 impl Config {
@@ -229,38 +122,5 @@ impl Config {
             path: path.to_path_buf(),
             message,
         })
-    }
-}
-
-impl ModuleEntry {
-    /// Loads this module with its limits and grants; relative paths are taken from `base`.
-    ///
-    /// An `oci` entry is fetched with only its own pins (no lockfile, no
-    /// `[[trust]]` rules, nothing kept): load it through
-    /// [`LoadedConfig`] for those.
-    pub fn load(
-        &self,
-        runtime: &Runtime,
-        base: &Path,
-        defaults: Limits,
-    ) -> Result<WasmModule, LoadError> {
-        let oci = self.oci.is_some().then(|| OciLoader::standalone(base));
-        load_reusing(self, runtime, base, defaults, &[], oci.as_ref()).map(|loaded| loaded.module)
-    }
-
-    /// Loads the component `bytes` as module `name`, with this entry's
-    /// limits (over `defaults`), grants (relative paths from `base`) and
-    /// warmth; the entry's `name`, `path` and `bundled` are not used.
-    pub fn load_bytes(
-        &self,
-        runtime: &Runtime,
-        base: &Path,
-        defaults: Limits,
-        name: &str,
-        bytes: &[u8],
-    ) -> Result<WasmModule, LoadError> {
-        let access = self.access(name, base)?;
-        let module = WasmModule::from_bytes(runtime, name, bytes, self.limits.apply(defaults))?;
-        self.configure(module, name, access)
     }
 }

@@ -149,6 +149,14 @@ pub struct OciPin {
 }
 
 impl LoadedConfig {
+    /// The loader of OCI modules, if any entry is one.
+    pub(super) fn oci_loader(&self) -> Option<OciLoader> {
+        self.module_entries()
+            .iter()
+            .any(|entry| entry.oci.is_some())
+            .then(|| OciLoader::new(self))
+    }
+
     /// `toolhost.lock` beside the config file (none without a file).
     pub fn lock_path(&self) -> Option<PathBuf> {
         self.path

@@ -1,14 +1,15 @@
-//! Loading every module of a config, going on past the ones that fail, and
-//! reusing modules of an earlier load that did not change (for a server
-//! that reloads its config).
+//! The one load path: loading a config's modules (all or stop at the first
+//! error, or going on past the ones that fail and reusing modules of an
+//! earlier load that did not change, for a server that reloads its config),
+//! one [`ModuleEntry`] alone, and the [`ToolManager`] that serves them.
 
 use std::path::Path;
 
 use crate::module::{LoadError, LoadErrorKind, WasmModule};
 use crate::parallel::run_parallel;
 use crate::policy::{Access, Limits};
-use crate::registry::ToolManager;
-use crate::sandbox::Runtime;
+use crate::registry::{DEFAULT_MAX_PARALLEL, ToolManager};
+use crate::sandbox::{Runtime, open_file_limit};
 
 use super::error::ConfigError;
 use super::format::{ModuleEntry, Origin};
@@ -63,6 +64,51 @@ pub(super) struct ModuleKey {
 }
 
 impl LoadedConfig {
+    /// Loads every module and returns them with their limits applied, in
+    /// config order. Modules are loaded (compiled, or read from the compile
+    /// cache) in parallel, one thread per core at most.
+    pub fn load_modules(&self, runtime: &Runtime) -> Result<Vec<WasmModule>, ConfigError> {
+        let base = self.base_dir();
+        let workers = std::thread::available_parallelism().map_or(1, usize::from);
+        let oci = self.oci_loader();
+        run_parallel(&self.module_entries(), workers, |entry| {
+            load_reusing(entry, runtime, base, self.config.limits, &[], oci.as_ref())
+                .map(|loaded| loaded.module)
+        })
+        .into_iter()
+        .map(|loaded| {
+            loaded.map_err(|error| ConfigError::Load {
+                path: self.label(),
+                error,
+            })
+        })
+        .collect()
+    }
+
+    /// Loads one module `entry` as this config loads it (an OCI module with
+    /// the lockfile, the `[[trust]]` rules and the pull store).
+    pub fn load_entry(
+        &self,
+        runtime: &Runtime,
+        entry: &ModuleEntry,
+    ) -> Result<WasmModule, LoadError> {
+        let oci = entry.oci.is_some().then(|| OciLoader::new(self));
+        load_reusing(
+            entry,
+            runtime,
+            self.base_dir(),
+            self.config.limits,
+            &[],
+            oci.as_ref(),
+        )
+        .map(|loaded| loaded.module)
+    }
+
+    /// A manager with every module registered and the config's controller.
+    pub fn build_manager(&self, runtime: &Runtime) -> Result<ToolManager, ConfigError> {
+        self.manager_for(self.load_modules(runtime)?)
+    }
+
     /// Loads every module, in parallel, going on past the ones that fail.
     ///
     /// A module of `previous` whose name, limits and component bytes are
@@ -123,6 +169,54 @@ impl LoadedConfig {
         }
         report.modules = kept;
         manager
+    }
+
+    /// A manager with `modules` registered and the config's controller.
+    ///
+    /// Warns when the calls it may run at once, each holding up to its
+    /// module's `max_open_files`, could need more files than the process
+    /// may open.
+    pub fn manager_for(&self, modules: Vec<WasmModule>) -> Result<ToolManager, ConfigError> {
+        let mut manager = self.empty_manager(modules.iter());
+        for module in modules {
+            manager
+                .register(module)
+                .map_err(|error| ConfigError::Register {
+                    path: self.label(),
+                    error,
+                })?;
+        }
+        Ok(manager)
+    }
+
+    /// A manager with the config's controller and batch timeout, nothing
+    /// registered yet; warns if `modules` could need more open files than
+    /// the process may have.
+    pub(super) fn empty_manager<'a>(
+        &self,
+        modules: impl Iterator<Item = &'a WasmModule>,
+    ) -> ToolManager {
+        let most = modules.map(|m| m.limits().max_open_files).max();
+        warn_if_files_could_run_out(most, DEFAULT_MAX_PARALLEL);
+        let mut manager = ToolManager::new().with_controller(self.config.controller.clone());
+        manager.set_batch_timeout(self.config.limits.batch_timeout());
+        manager
+    }
+}
+
+/// Warns when `calls` calls at once, each holding `most` files (the largest
+/// `max_open_files` of the modules), could exceed the process's limit.
+fn warn_if_files_could_run_out(most: Option<u64>, calls: usize) {
+    let (Some(limit), Some(most)) = (open_file_limit(), most) else {
+        return;
+    };
+    let needed = most.saturating_mul(calls as u64);
+    if needed > limit {
+        tracing::warn!(
+            "{calls} calls at once, each holding up to max_open_files = {most} files, \
+             may need {needed} open files, more than this process may open ({limit}): \
+             lower max_open_files or raise the limit (ulimit -n)"
+        );
     }
 }
 
@@ -248,5 +342,36 @@ impl ModuleEntry {
         // made-ahead or session instances hold what earlier calls left in
         // them. (`with_access` renews them again only if the grants changed.)
         Ok(module.with_warmth(warmth).with_access(access))
+    }
+
+    /// Loads this module with its limits and grants; relative paths are taken from `base`.
+    ///
+    /// An `oci` entry is fetched with only its own pins (no lockfile, no
+    /// `[[trust]]` rules, nothing kept): load it through
+    /// [`LoadedConfig`] for those.
+    pub fn load(
+        &self,
+        runtime: &Runtime,
+        base: &Path,
+        defaults: Limits,
+    ) -> Result<WasmModule, LoadError> {
+        let oci = self.oci.is_some().then(|| OciLoader::standalone(base));
+        load_reusing(self, runtime, base, defaults, &[], oci.as_ref()).map(|loaded| loaded.module)
+    }
+
+    /// Loads the component `bytes` as module `name`, with this entry's
+    /// limits (over `defaults`), grants (relative paths from `base`) and
+    /// warmth; the entry's `name`, `path` and `bundled` are not used.
+    pub fn load_bytes(
+        &self,
+        runtime: &Runtime,
+        base: &Path,
+        defaults: Limits,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<WasmModule, LoadError> {
+        let access = self.access(name, base)?;
+        let module = WasmModule::from_bytes(runtime, name, bytes, self.limits.apply(defaults))?;
+        self.configure(module, name, access)
     }
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 pub use json::Json;
-pub use openai::{ParsedCall, is_one_call, parse_tool_call, tool_calls_of, tool_message};
+pub use openai::{Answer, ParsedCall, is_one_call, parse_tool_call, tool_calls_of, tool_message};
 
 use crate::parallel::run_parallel;
 use crate::registry::ToolManager;
@@ -243,6 +243,13 @@ impl ToolManager {
         Scope::new(self, None).call_message_json(text)
     }
 
+    /// [`ToolManager::call_message_json`], each message with whether its
+    /// call failed ([`Answer::error`]), for a caller that acts on failure:
+    /// a tool's answer is never taken for an error because of its text.
+    pub fn call_message_json_answers(&self, text: &str) -> Result<Vec<Answer>, ToolError> {
+        Scope::new(self, None).call_message_json_answers(text)
+    }
+
     /// [`ToolManager::call_message`] for async code (see
     /// [`ToolManager::call_many_async`]).
     pub async fn call_message_async(&self, message: &Value) -> Result<Vec<Value>, ToolError> {
@@ -453,52 +460,50 @@ impl<'m> Scope<'m> {
 
     /// See [`ToolManager::call_many`].
     pub(crate) fn call_many(self, tool_calls: &[Value]) -> Vec<Value> {
-        self.answer_all(tool_calls.iter().map(Json::Tree).collect())
+        messages(self.answer_all(tool_calls.iter().map(Json::Tree).collect()))
     }
 
     /// Answers checked calls in parallel, in order; those not started within
     /// the batch timeout are answered with an error naming it.
-    fn answer_all(self, tool_calls: Vec<Json<'_>>) -> Vec<Value> {
+    fn answer_all(self, tool_calls: Vec<Json<'_>>) -> Vec<Answer> {
         let deadline = Deadline::after(self.manager.batch_timeout());
         let prepared = self.prepare_all(tool_calls);
-        let contents = run_parallel(
+        let results = run_parallel(
             &prepared,
             self.manager.max_parallel(),
             |(_, ready)| match ready {
-                Ok(ready) => answer(ready.run_before(&deadline)),
-                Err(e) => e.to_string(),
+                Ok(ready) => ready.run_before(&deadline),
+                Err(e) => Err(e.clone()),
             },
         );
         prepared
             .iter()
-            .zip(contents)
-            .map(|((id, _), content)| tool_message(id, &content))
+            .zip(results)
+            .map(|((id, _), result)| Answer::new(id, result))
             .collect()
     }
 
     /// See [`ToolManager::call_many_async`].
     pub(crate) async fn call_many_async(self, tool_calls: &[Value]) -> Vec<Value> {
         let prepared = self.prepare_all(tool_calls.iter().map(Json::Tree).collect());
-        self.answer_all_async(prepared).await
+        messages(self.answer_all_async(prepared).await)
     }
 
     /// Answers checked calls concurrently, in order.
     async fn answer_all_async(
         self,
         prepared: Vec<(String, Result<Ready, ToolError>)>,
-    ) -> Vec<Value> {
+    ) -> Vec<Answer> {
         let deadline = Deadline::after(self.manager.batch_timeout());
         let runtime = tokio::runtime::Handle::try_current().ok();
         let (ids, readies): (Vec<String>, Vec<_>) = prepared.into_iter().unzip();
-        let contents: Vec<String> = stream::iter(readies)
+        let results: Vec<Result<String, ToolError>> = stream::iter(readies)
             .map(|ready| {
                 let call = async move {
                     match ready {
-                        Ok(ready) if deadline.passed() => {
-                            ready.too_late(deadline.timeout).to_string()
-                        }
-                        Ok(ready) => answer(ready.run_async().await),
-                        Err(e) => e.to_string(),
+                        Ok(ready) if deadline.passed() => Err(ready.too_late(deadline.timeout)),
+                        Ok(ready) => ready.run_async().await,
+                        Err(e) => Err(e),
                     }
                 };
                 spawned::on(runtime.as_ref(), call)
@@ -507,18 +512,23 @@ impl<'m> Scope<'m> {
             .collect()
             .await;
         ids.iter()
-            .zip(contents)
-            .map(|(id, content)| tool_message(id, &content))
+            .zip(results)
+            .map(|(id, result)| Answer::new(id, result))
             .collect()
     }
 
     /// See [`ToolManager::call_message`].
     pub(crate) fn call_message(self, message: &Value) -> Result<Vec<Value>, ToolError> {
-        Ok(self.answer_all(calls_in(Json::Tree(message))?))
+        Ok(messages(self.answer_all(calls_in(Json::Tree(message))?)))
     }
 
     /// See [`ToolManager::call_message_json`].
     pub(crate) fn call_message_json(self, text: &str) -> Result<Vec<Value>, ToolError> {
+        self.call_message_json_answers(text).map(messages)
+    }
+
+    /// See [`ToolManager::call_message_json_answers`].
+    pub(crate) fn call_message_json_answers(self, text: &str) -> Result<Vec<Answer>, ToolError> {
         let raw = raw_message(text)?;
         Ok(self.answer_all(calls_in(Json::Raw(raw))?))
     }
@@ -526,15 +536,20 @@ impl<'m> Scope<'m> {
     /// See [`ToolManager::call_message_async`].
     pub(crate) async fn call_message_async(self, message: &Value) -> Result<Vec<Value>, ToolError> {
         let prepared = self.prepare_all(calls_in(Json::Tree(message))?);
-        Ok(self.answer_all_async(prepared).await)
+        Ok(messages(self.answer_all_async(prepared).await))
     }
 
     /// See [`ToolManager::call_message_json_async`].
     pub(crate) async fn call_message_json_async(self, text: &str) -> Result<Vec<Value>, ToolError> {
         let raw = raw_message(text)?;
         let prepared = self.prepare_all(calls_in(Json::Raw(raw))?);
-        Ok(self.answer_all_async(prepared).await)
+        Ok(messages(self.answer_all_async(prepared).await))
     }
+}
+
+/// The tool messages of `answers`, in order.
+fn messages(answers: Vec<Answer>) -> Vec<Value> {
+    answers.into_iter().map(Answer::into_message).collect()
 }
 
 /// The calls of a message, or why it has none.

@@ -54,6 +54,47 @@ pub fn tool_message(tool_call_id: &str, content: &str) -> Value {
     json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
 }
 
+/// The tool message that answers one call of a batch, with whether the
+/// call failed as the dispatch knows it (not as the text reads: a tool may
+/// answer a text that starts with `Error: `).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    message: Value,
+    error: Option<ToolErrorKind>,
+}
+
+impl Answer {
+    /// The message answering call `tool_call_id` with `result`'s text: the
+    /// tool's answer, or the `Error: ...` text of what went wrong.
+    pub(crate) fn new(tool_call_id: &str, result: Result<String, ToolError>) -> Self {
+        match result {
+            Ok(text) => Self {
+                message: tool_message(tool_call_id, &text),
+                error: None,
+            },
+            Err(error) => Self {
+                message: tool_message(tool_call_id, &error.to_string()),
+                error: Some(error.kind()),
+            },
+        }
+    }
+
+    /// The `{"role":"tool","tool_call_id","content"}` message.
+    pub fn message(&self) -> &Value {
+        &self.message
+    }
+
+    /// The message, taken out.
+    pub fn into_message(self) -> Value {
+        self.message
+    }
+
+    /// What kind of error the call ended in, or `None` if the tool answered.
+    pub fn error(&self) -> Option<ToolErrorKind> {
+        self.error
+    }
+}
+
 /// Whether `input` is a single tool call (an object with `function` and no
 /// `tool_calls`), which is answered with one message rather than an array.
 pub fn is_one_call<'a>(input: impl Into<Json<'a>>) -> bool {

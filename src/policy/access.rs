@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
 use super::endpoint::Endpoint;
-use super::grants::DirMode;
 use super::http::HttpAccess;
 
 /// What a module's calls may reach: resolved grants. The default reaches
@@ -103,4 +104,15 @@ impl Access {
             .iter()
             .any(|e| matches!(e, Endpoint::Name(..)))
     }
+}
+
+/// Whether a granted directory may be written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DirMode {
+    /// Read only (the default).
+    #[default]
+    Ro,
+    /// Read and write.
+    Rw,
 }

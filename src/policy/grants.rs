@@ -10,8 +10,9 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::access::{Access, DirAccess};
+use super::access::{Access, DirAccess, DirMode};
 use super::endpoint::Endpoint;
+use super::env_name::check_env_name;
 use super::http::HttpGrant;
 
 /// The capabilities granted to one module's calls, as written in the config.
@@ -115,17 +116,6 @@ pub struct DirGrant {
     /// `ro` (the default) or `rw`.
     #[serde(default)]
     pub mode: DirMode,
-}
-
-/// Whether a granted directory may be written.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DirMode {
-    /// Read only (the default).
-    #[default]
-    Ro,
-    /// Read and write.
-    Rw,
 }
 
 impl Grants {
@@ -238,14 +228,6 @@ fn resolve_dir(dir: &DirGrant, base: &Path) -> Result<DirAccess, String> {
 fn check_config_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("a name is empty".to_string());
-    }
-    Ok(())
-}
-
-/// Refuses a name that cannot be an environment variable's.
-pub(super) fn check_env_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.contains('=') || name.contains('\0') {
-        return Err(format!("'{name}' is not a valid environment variable name"));
     }
     Ok(())
 }

@@ -3,20 +3,22 @@
 
 mod access;
 mod endpoint;
+mod env_name;
 mod grants;
 mod http;
 mod limits;
 mod sessions;
 mod warm;
 
-pub use access::{Access, DirAccess};
+pub use access::{Access, DirAccess, DirMode};
 pub use endpoint::Endpoint;
 pub(crate) use grants::symlink_target_stays_inside;
-pub use grants::{DirGrant, DirMode, Grants, NetworkGrant, SCRATCH_GUEST_PATH};
+pub use grants::{DirGrant, Grants, NetworkGrant, SCRATCH_GUEST_PATH};
 pub use http::{
-    AllowEntry, Denied, Host, HttpAccess, HttpAllow, HttpGrant, Origin, RequestTarget, Scheme,
-    Secret, SecretHeader, SecretHeaderGrant, TlsRoots, is_internal,
+    AllowEntry, Host, HttpAccess, HttpAllow, HttpGrant, Origin, Scheme, Secret, SecretHeader,
+    SecretHeaderGrant, TlsRoots,
 };
+pub(crate) use http::{RequestTarget, is_internal};
 pub(crate) use limits::to_usize;
 pub use limits::{Applies, LimitOverrides, LimitSpec, Limits};
 pub use sessions::SessionLimits;

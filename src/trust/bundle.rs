@@ -8,7 +8,7 @@ use sigstore_verify::trust_root::TrustedRoot;
 use sigstore_verify::types::{Artifact, ArtifactDigest, Bundle, DerPublicKey, Sha256Hash};
 use sigstore_verify::{PublicKeyVerificationPolicy, VerificationPolicy, Verifier};
 
-use super::rule::Identity;
+use super::identity::Identity;
 
 /// A trusted root with nothing in it, for key rules without one (their
 /// bundles' log entries cannot be checked then).
@@ -66,8 +66,8 @@ pub(super) fn check_keyless(
 ) -> Result<String, String> {
     let (bundle, artifact) = prepare(json, digest)?;
     let mut policy = VerificationPolicy::any_identity().require_issuer(issuer);
-    if let Identity::Exact(exact) = identity {
-        policy = policy.require_identity(exact.as_str());
+    if let Some(exact) = identity.exact() {
+        policy = policy.require_identity(exact);
     }
     let verifier =
         Verifier::new(root).map_err(|e| format!("the trusted root is not usable: {e}"))?;
@@ -78,13 +78,7 @@ pub(super) fn check_keyless(
         .identity()
         .map(|san| san.as_str().to_string())
         .unwrap_or_default();
-    if let Identity::Regex { source, regex } = identity
-        && !regex.is_match(&signer)
-    {
-        return Err(format!(
-            "signed by '{signer}', which does not match identity_regexp '{source}' (wrong identity)"
-        ));
-    }
+    identity.check_pattern(&signer)?;
     Ok(format!(
         "Sigstore bundle by {signer} (issuer {issuer}), logged"
     ))

@@ -15,6 +15,7 @@
 //! and hands it over as [`Evidence`].
 
 mod bundle;
+mod identity;
 mod keys;
 mod rule;
 mod simple_signing;

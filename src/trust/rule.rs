@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use regex::Regex;
 use serde::{Deserialize, Serialize};
 use sigstore_verify::trust_root::TrustedRoot;
 use sigstore_verify::types::DerPublicKey;
 
+use super::identity::Identity;
 use super::keys::read_public_key;
 use super::{Evidence, NotVerified, Verified, bundle, simple_signing};
 
@@ -88,7 +88,7 @@ impl TrustRuleConfig {
                 );
             }
             (None, Some(pattern)) => {
-                anchored(pattern)?;
+                Identity::pattern(pattern)?;
             }
             (Some(_), None) => {}
         }
@@ -121,10 +121,7 @@ impl TrustRuleConfig {
             (None, Some(root)) => Signer::Keyless {
                 identity: match (&self.identity, &self.identity_regexp) {
                     (Some(exact), _) => Identity::Exact(exact.clone()),
-                    (None, Some(pattern)) => Identity::Regex {
-                        source: pattern.clone(),
-                        regex: anchored(pattern)?,
-                    },
+                    (None, Some(pattern)) => Identity::pattern(pattern)?,
                     (None, None) => unreachable_rule()?,
                 },
                 issuer: self.issuer.clone().unwrap_or_default(),
@@ -161,14 +158,6 @@ fn unreachable_rule<T>() -> Result<T, String> {
     Err("a [[trust]] rule names neither a key nor an identity".into())
 }
 
-/// `pattern`, anchored so that it must match the whole identity.
-fn anchored(pattern: &str) -> Result<Regex, String> {
-    regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
-        .size_limit(1 << 20)
-        .build()
-        .map_err(|e| format!("`identity_regexp` is not a valid regular expression: {e}"))
-}
-
 fn read_trusted_root(path: &Path) -> Result<TrustedRoot, String> {
     let shown = path.display();
     let bytes =
@@ -181,13 +170,6 @@ fn read_trusted_root(path: &Path) -> Result<TrustedRoot, String> {
              write one, and sigstore's TUF repository publishes trusted_root.json"
         )
     })
-}
-
-/// Who a keyless rule accepts.
-#[derive(Debug, Clone)]
-pub(super) enum Identity {
-    Exact(String),
-    Regex { source: String, regex: Regex },
 }
 
 #[derive(Debug, Clone)]

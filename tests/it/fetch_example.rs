@@ -74,7 +74,7 @@ fn the_example_config_grants_fetch_one_origin() {
     config.validate().expect("the example config is valid");
     let module = &config.modules[0];
     let access = module.grants.http.resolve(Path::new(".")).unwrap();
-    assert_eq!(access.allow.len(), 1);
-    assert_eq!(access.allow[0].to_string(), "https://www.rust-lang.org/");
-    assert!(access.secret_headers.is_empty());
+    assert_eq!(access.allow().len(), 1);
+    assert_eq!(access.allow()[0].to_string(), "https://www.rust-lang.org/");
+    assert!(access.secret_headers().is_empty());
 }

@@ -60,7 +60,7 @@ impl Repo {
     }
 
     /// `.toolchains/<lang>/`, the folder the language's toolchain is
-    /// installed in (one subfolder per lockfile: see [`crate::install`]).
+    /// installed in (one subfolder per lockfile: see `install.rs`).
     pub fn toolchain_dir(&self, language: Language) -> PathBuf {
         self.toolchains.join(language.dir_name())
     }

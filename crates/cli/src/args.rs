@@ -1,14 +1,8 @@
-//! The command line's arguments (clap), and which subcommand runs.
+//! The command line's arguments (clap).
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-/// Exit code of a call whose result is an error string.
-pub const EXIT_TOOL_ERROR: u8 = 1;
-/// Exit code of a usage, config or load error.
-pub const EXIT_USAGE: u8 = 2;
 
 /// Run LLM tools compiled to WebAssembly components, each call in a fresh sandbox.
 ///
@@ -136,38 +130,4 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
-}
-
-/// Runs the parsed command; `Err` is a usage or config error (exit 2).
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let setup = crate::setup::Setup {
-        config: cli.config.as_deref(),
-        activate: &cli.activate,
-        deactivate: &cli.deactivate,
-        compile_cache: !cli.no_cache,
-        cache_dir: cli.cache_dir.as_deref(),
-    };
-    match &cli.command {
-        Command::List { json, verbose } => crate::commands::list(&setup, *json, *verbose),
-        Command::Schemas => crate::commands::schemas(&setup),
-        Command::Call { name, arguments } => {
-            crate::commands::call(&setup, name, arguments.as_deref())
-        }
-        Command::Dispatch => crate::commands::dispatch(&setup),
-        Command::Compile => crate::commands::compile(&setup),
-        Command::Check => crate::commands::check(&setup),
-        Command::Serve { http, token_file } => {
-            crate::serve::serve(&setup, *http, token_file.as_deref())
-        }
-        Command::Inspect { file } => crate::commands::inspect(&setup, file),
-        Command::Pull => crate::oci::pull(&setup),
-        Command::Lock { update, modules } => crate::oci::lock(&setup, *update, modules),
-        Command::Push {
-            file,
-            reference,
-            sign_key,
-        } => crate::oci::push(&setup, file, reference, sign_key.as_deref()),
-        Command::Verify { reference } => crate::oci::verify(&setup, reference),
-        Command::CompileWorker { args } => Ok(toolhost::serve_compile_worker(args.clone())),
-    }
 }

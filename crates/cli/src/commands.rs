@@ -12,8 +12,8 @@ use toolhost::{
     Compiled, ModuleSource, Runtime, Tool, WasmModule, bundled_module, escape_controls, openai,
 };
 
-use crate::args::{EXIT_TOOL_ERROR, EXIT_USAGE};
 use crate::describe::{access_json, access_lines, limit_lines};
+use crate::exit::{EXIT_USAGE, exit_for};
 use crate::setup::{Setup, runtime_builder, warn_failures};
 
 /// The most bytes `dispatch` reads from stdin.
@@ -37,14 +37,6 @@ fn for_terminal(text: &str) -> String {
         .map(|line| escape_controls(line).into_owned())
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn exit_for(failed: bool) -> ExitCode {
-    if failed {
-        ExitCode::from(EXIT_TOOL_ERROR)
-    } else {
-        ExitCode::SUCCESS
-    }
 }
 
 pub fn list(setup: &Setup<'_>, as_json: bool, verbose: bool) -> anyhow::Result<ExitCode> {
@@ -207,14 +199,11 @@ pub fn dispatch(setup: &Setup<'_>) -> anyhow::Result<ExitCode> {
         .context("stdin is not JSON: give a tool call, an assistant message with tool_calls, or an array of tool calls")?;
     let manager = setup.serve()?.manager;
     let single = openai::is_one_call(raw);
-    let messages = manager
-        .call_message_json(raw.get())
+    let answers = manager
+        .call_message_json_answers(raw.get())
         .map_err(|e| anyhow::anyhow!("{}", e.message()))?;
-    let failed = messages.iter().any(|m| {
-        m["content"]
-            .as_str()
-            .is_some_and(|c| c.starts_with("Error: "))
-    });
+    let failed = answers.iter().any(|a| a.error().is_some());
+    let messages: Vec<Value> = answers.into_iter().map(|a| a.into_message()).collect();
     let output = if single {
         messages[0].clone()
     } else {

@@ -54,26 +54,23 @@ pub fn access_lines(access: &Access) -> Vec<String> {
 /// and the names (never the values) of the secret headers.
 fn http_lines(http: &HttpAccess) -> Vec<String> {
     let mut lines = Vec::new();
-    for allow in &http.allow {
+    for allow in http.allow() {
         lines.push(format!("http: requests to {allow}"));
     }
-    if http.allow.is_empty() {
+    if http.is_empty() {
         return lines;
     }
-    let methods = http
-        .methods
-        .as_ref()
-        .map_or("any".to_string(), |m| m.join(", "));
+    let methods = http.methods().map_or("any".to_string(), |m| m.join(", "));
     lines.push(format!("http: methods {methods}"));
-    let roots = match http.roots {
+    let roots = match http.roots() {
         TlsRoots::Bundled => "bundled (Mozilla's)",
         TlsRoots::Platform => "the platform's",
     };
-    match &http.ca_file {
-        Some((path, _)) => lines.push(format!("http: TLS roots {roots} and {}", path.display())),
+    match http.ca_file() {
+        Some(path) => lines.push(format!("http: TLS roots {roots} and {}", path.display())),
         None => lines.push(format!("http: TLS roots {roots}")),
     }
-    for secret in &http.secret_headers {
+    for secret in http.secret_headers() {
         lines.push(format!(
             "http: header {} set by the host on requests to {} (value from env {}, never shown)",
             secret.name, secret.origin, secret.env
@@ -85,7 +82,7 @@ fn http_lines(http: &HttpAccess) -> Vec<String> {
 /// The HTTP grant as JSON, header names only.
 fn http_json(http: &HttpAccess) -> Value {
     let allow: Vec<Value> = http
-        .allow
+        .allow()
         .iter()
         .map(|a| {
             json!({
@@ -96,15 +93,15 @@ fn http_json(http: &HttpAccess) -> Value {
         })
         .collect();
     let headers: Vec<Value> = http
-        .secret_headers
+        .secret_headers()
         .iter()
         .map(|s| json!({"origin": s.origin.to_string(), "name": s.name, "env": s.env}))
         .collect();
     json!({
         "allow": allow,
-        "methods": http.methods,
-        "roots": http.roots,
-        "ca_file": http.ca_file.as_ref().map(|(path, _)| path),
+        "methods": http.methods(),
+        "roots": http.roots(),
+        "ca_file": http.ca_file(),
         "secret_headers": headers,
     })
 }

@@ -10,7 +10,7 @@ use toolhost::escape_controls;
 use toolhost::oci::OciReference;
 use toolhost::trust::SigningKey;
 
-use crate::args::{EXIT_TOOL_ERROR, EXIT_USAGE};
+use crate::exit::{EXIT_TOOL_ERROR, EXIT_USAGE};
 use crate::setup::Setup;
 
 /// `reference` with the manifest digest it resolved to, written once: a

@@ -2,17 +2,19 @@
 //! Python package `toolhost` (see `python/toolhost/__init__.py`).
 //!
 //! Everything here is a thin layer over the core crate's public API: the
-//! Python [`ToolManager`](manager::PyToolManager) dispatches through
+//! Python `ToolManager` dispatches through
 //! [`toolhost::ToolManager`], so its `Error: ...` texts, limits and
 //! isolation are the core's; native Python tools join it as
-//! [`PythonTool`](python_tool::PythonTool)s.
+//! `PythonTool`s.
 //!
 //! Data flows one way: `load_module` and `from_config` load modules
-//! ([`module`], [`config`]), the manager registers them with native tools
-//! ([`manager`], [`python_tool`]), the controller decides ([`controller`]),
-//! and calls cross the GIL boundary in [`json`].
+//! (`module`, `config`), the manager registers them with native tools
+//! (`manager`, `python_tool`), the controller decides (`controller`),
+//! the manager and its sessions (`session`) run calls through `calls`,
+//! and calls cross the GIL boundary in `json`.
 
 mod blocking;
+mod calls;
 mod config;
 mod controller;
 mod errors;

@@ -15,12 +15,17 @@ use serde_json::Value;
 use toolhost::{RegisterError, SessionId, SharedController, ToolManager};
 
 use crate::blocking::run_interruptibly;
+use crate::calls::{
+    Tools, call_future, call_json, calls_json, message_future, message_json, start_acall,
+    start_acall_many, start_acall_message, started_when_awaited,
+};
 use crate::config::from_config;
 use crate::controller::PyToolController;
 use crate::errors::value_error;
-use crate::json::{JsonOut, to_json_text, to_python};
+use crate::json::to_python;
 use crate::module::{PyWasmModule, type_name};
 use crate::python_tool::{PythonTool, declared_name, is_tool};
+use crate::session::PySession;
 
 /// What a name is registered as, for `unregister` and `tool_infos`.
 struct Entry {
@@ -32,7 +37,7 @@ struct Entry {
 
 /// The registered tools: the core manager and the Python objects behind them.
 struct State {
-    core: Arc<ToolManager>,
+    tools: Tools,
     entries: IndexMap<String, Entry>,
     controller: Option<Py<PyToolController>>,
     /// The config file this manager was made from (its absolute path and
@@ -44,7 +49,7 @@ struct State {
 impl State {
     fn copy(&self, py: Python<'_>) -> State {
         State {
-            core: self.core.clone(),
+            tools: self.tools.detached(),
             entries: self
                 .entries
                 .iter()
@@ -101,7 +106,7 @@ impl PyToolManager {
             Some(tools) => additions_of(tools)?,
         };
         let mut state = State {
-            core: Arc::new(core),
+            tools: Tools::new(core),
             entries: IndexMap::new(),
             controller,
             config: None,
@@ -147,7 +152,7 @@ impl PyToolManager {
         )?;
         Ok(Self {
             state: Mutex::new(State {
-                core: Arc::new(core),
+                tools: Tools::new(core),
                 entries,
                 controller: Some(controller),
                 config,
@@ -180,7 +185,7 @@ impl PyToolManager {
         state.config = None;
         let mut core = next_core(&state);
         core.unregister(name);
-        state.core = Arc::new(core);
+        state.tools.replace(core);
         Some(entry.object)
     }
 
@@ -212,7 +217,7 @@ impl PyToolManager {
                 .iter()
                 .map(|(n, e)| (n.clone(), e.object.clone_ref(py), e.native))
                 .collect();
-            (state.core.clone(), entries)
+            (state.tools.current(), entries)
         };
         let infos = PyList::empty(py);
         for (name, object, native) in entries {
@@ -280,9 +285,9 @@ impl PyToolManager {
             None => SharedController::default(),
         };
         let mut state = self.lock();
-        let mut core = state.core.copy();
+        let mut core = state.tools.current().copy();
         core.set_shared_controller(shared);
-        state.core = Arc::new(core);
+        state.tools.replace(core);
         state.controller = controller;
         Ok(())
     }
@@ -387,8 +392,8 @@ impl PyToolManager {
     /// files) is there for the next; other sessions and calls without one
     /// never see it. Closing the session (leaving the `with` block, or
     /// `close()`) drops that state.
-    fn session(slf: &Bound<'_, Self>) -> crate::session::PySession {
-        crate::session::PySession::new(slf.clone().unbind(), SessionId::new())
+    fn session(&self) -> PySession {
+        PySession::new(self.lock().tools.clone(), SessionId::new())
     }
 
     fn __len__(&self) -> usize {
@@ -410,104 +415,16 @@ impl PyToolManager {
     }
 
     /// The tools as they are now; calls run on this set to the end.
-    pub(crate) fn core(&self) -> Arc<ToolManager> {
-        self.lock().core.clone()
+    fn core(&self) -> Arc<ToolManager> {
+        self.lock().tools.current()
     }
-}
-
-/// One tool call (JSON text) through `core`, in `session` if there is one.
-pub(crate) async fn call_future(
-    core: Arc<ToolManager>,
-    session: Option<SessionId>,
-    call: String,
-) -> String {
-    match session {
-        Some(id) => core.join_session(id).call_json_async(&call).await,
-        None => core.call_json_async(&call).await,
-    }
-}
-
-/// The calls of a message (JSON text) through `core`, in `session` if
-/// there is one.
-pub(crate) async fn message_future(
-    core: Arc<ToolManager>,
-    session: Option<SessionId>,
-    message: String,
-) -> Result<Vec<Value>, toolhost::ToolError> {
-    match session {
-        Some(id) => {
-            core.join_session(id)
-                .call_message_json_async(&message)
-                .await
-        }
-        None => core.call_message_json_async(&message).await,
-    }
-}
-
-/// `acall`'s future, started in the running loop.
-pub(crate) fn start_acall<'py>(
-    py: Python<'py>,
-    core: Arc<ToolManager>,
-    session: Option<SessionId>,
-    tool_call: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let call = match call_json(tool_call) {
-        Ok(call) => call_future(core, session, call),
-        Err(error) => {
-            return pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(error) });
-        }
-    };
-    pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(call.await) })
-}
-
-/// `acall_many`'s future, started in the running loop.
-pub(crate) fn start_acall_many<'py>(
-    py: Python<'py>,
-    core: Arc<ToolManager>,
-    session: Option<SessionId>,
-    tool_calls: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let calls = calls_json(tool_calls)?;
-    pyo3_async_runtimes::tokio::future_into_py(py, async move {
-        let messages = calls.answer(&core, session.as_ref()).await?;
-        Ok(JsonOut(Value::Array(messages)))
-    })
-}
-
-/// `acall_message`'s future, started in the running loop.
-pub(crate) fn start_acall_message<'py>(
-    py: Python<'py>,
-    core: Arc<ToolManager>,
-    session: Option<SessionId>,
-    message: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let message = message_json(message)?;
-    pyo3_async_runtimes::tokio::future_into_py(py, async move {
-        match message_future(core, session, message).await {
-            Ok(messages) => Ok(JsonOut(Value::Array(messages))),
-            Err(e) => Err(value_error(e.to_string())),
-        }
-    })
-}
-
-/// A coroutine that calls `slf.<start>(argument)` when awaited, inside the
-/// running loop (see `toolhost/_aio.py`).
-pub(crate) fn started_when_awaited<'py>(
-    slf: &Bound<'py, PyAny>,
-    start: &str,
-    argument: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = slf.py();
-    let helper = py
-        .import("toolhost._aio")?
-        .getattr("started_when_awaited")?;
-    helper.call1((slf.getattr(start)?, argument))
 }
 
 /// A copy of the state's core manager, deciding through the same controller.
 fn next_core(state: &State) -> ToolManager {
-    let mut core = state.core.copy();
-    core.set_shared_controller(state.core.shared_controller());
+    let current = state.tools.current();
+    let mut core = current.copy();
+    core.set_shared_controller(current.shared_controller());
     core
 }
 
@@ -549,7 +466,7 @@ fn add(py: Python<'_>, state: &mut State, additions: Vec<Addition>) -> PyResult<
             }
         }
     }
-    state.core = Arc::new(core);
+    state.tools.replace(core);
     state.entries.extend(entries);
     Ok(())
 }
@@ -621,76 +538,4 @@ fn controller_arg(controller: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<P
             ))),
         },
     }
-}
-
-/// A tool call as JSON text, or the `Error: ...` text that answers it.
-pub(crate) fn call_json(tool_call: &Bound<'_, PyAny>) -> Result<String, String> {
-    to_json_text(tool_call).map_err(|e| format!("Error: the tool call is not JSON: {e}"))
-}
-
-/// An assistant message (or a list of calls) as JSON text, or `ValueError`.
-pub(crate) fn message_json(message: &Bound<'_, PyAny>) -> PyResult<String> {
-    to_json_text(message).map_err(|e| value_error(format!("the message is not JSON: {e}")))
-}
-
-/// A list of tool calls as the text of a JSON array, and why the ones that
-/// are not JSON are not (each answered with an error of its own).
-pub(crate) struct Calls {
-    array: String,
-    not_json: Vec<(usize, String)>,
-}
-
-impl Calls {
-    /// One `{"role": "tool", ...}` message per call, in order, in
-    /// `session` if there is one.
-    pub(crate) async fn answer(
-        &self,
-        core: &ToolManager,
-        session: Option<&SessionId>,
-    ) -> PyResult<Vec<Value>> {
-        let answered = match session {
-            Some(id) => {
-                core.join_session(id.clone())
-                    .call_message_json_async(&self.array)
-                    .await
-            }
-            None => core.call_message_json_async(&self.array).await,
-        };
-        let mut messages = answered.map_err(|e| value_error(e.to_string()))?;
-        for (i, reason) in &self.not_json {
-            if let Some(message) = messages.get_mut(*i) {
-                message["content"] =
-                    Value::String(format!("Error: the tool call is not JSON: {reason}"));
-            }
-        }
-        Ok(messages)
-    }
-}
-
-/// The calls of the list `tool_calls` (see [`Calls`]).
-pub(crate) fn calls_json(tool_calls: &Bound<'_, PyAny>) -> PyResult<Calls> {
-    if tool_calls.is_instance_of::<PyString>() || tool_calls.cast::<PyMapping>().is_ok() {
-        return Err(PyTypeError::new_err(format!(
-            "tool_calls must be a list of tool calls, got {}",
-            type_name(tool_calls)
-        )));
-    }
-    let mut array = String::from("[");
-    let mut not_json = Vec::new();
-    for (i, call) in tool_calls.try_iter()?.enumerate() {
-        let call = call?;
-        if i > 0 {
-            array.push(',');
-        }
-        match to_json_text(&call) {
-            Ok(text) => array.push_str(&text),
-            Err(reason) => {
-                // Answered as a malformed call, then with the reason.
-                array.push_str("null");
-                not_json.push((i, reason));
-            }
-        }
-    }
-    array.push(']');
-    Ok(Calls { array, not_json })
 }

@@ -9,12 +9,12 @@ use serde_json::Value;
 use toolhost::SessionId;
 
 use crate::blocking::run_interruptibly;
-use crate::errors::value_error;
-use crate::json::to_python;
-use crate::manager::{
-    PyToolManager, call_future, call_json, calls_json, message_future, message_json, start_acall,
+use crate::calls::{
+    Tools, call_future, call_json, calls_json, message_future, message_json, start_acall,
     start_acall_many, start_acall_message, started_when_awaited,
 };
+use crate::errors::value_error;
+use crate::json::to_python;
 
 /// The calls of one conversation (`manager.session()`): the same methods
 /// as `ToolManager` (`__call__`, `call_many`, `call_message` and their
@@ -23,16 +23,16 @@ use crate::manager::{
 /// state, and a closed session refuses calls.
 #[pyclass(name = "Session", module = "toolhost", frozen)]
 pub struct PySession {
-    manager: Py<PyToolManager>,
+    tools: Tools,
     id: SessionId,
     closed: AtomicBool,
 }
 
 impl PySession {
-    /// The session `id` of `manager`.
-    pub fn new(manager: Py<PyToolManager>, id: SessionId) -> Self {
+    /// The session `id` of the manager whose tools are `tools`.
+    pub(crate) fn new(tools: Tools, id: SessionId) -> Self {
         Self {
-            manager,
+            tools,
             id,
             closed: AtomicBool::new(false),
         }
@@ -45,7 +45,7 @@ impl PySession {
                 "this session is closed: start another with manager.session()",
             ));
         }
-        Ok(self.manager.get().core())
+        Ok(self.tools.current())
     }
 
     fn session(&self) -> Option<SessionId> {
@@ -159,7 +159,7 @@ impl PySession {
     /// calls raise `RuntimeError`. Closing twice is harmless.
     fn close(&self) {
         if !self.closed.swap(true, Ordering::AcqRel) {
-            self.manager.get().core().end_session(&self.id);
+            self.tools.current().end_session(&self.id);
         }
     }
 

@@ -3,7 +3,7 @@
 //! user's basic credentials and answers with a JWT (ES256, its certificate
 //! in `x5c`) granting what the `scope` asks, which a
 //! [`TestRegistry`](crate::registry::TestRegistry) started with
-//! [`RegistryAuth::Token`](crate::registry::RegistryAuth::Token) accepts.
+//! `RegistryAuth::Token` accepts.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};

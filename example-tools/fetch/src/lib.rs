@@ -8,6 +8,10 @@
 //! model asked for. The body is read up to a limit ([`MAX_BYTES_LIMIT`] at
 //! most), so no response can make the module use more memory than that.
 
+// The doc comments of the argument types are the tool's descriptions for
+// the model (its JSON schema), written for it, not for rustdoc.
+#![allow(rustdoc::bare_urls)]
+
 mod error;
 mod html;
 mod http;

@@ -6,6 +6,10 @@
 //! Formatting works on the text itself, so numbers, string escapes and
 //! duplicate keys come out exactly as they went in.
 
+// The doc comments of the argument types are the tool's descriptions for
+// the model (its JSON schema), written for it, not for rustdoc.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 use std::io;
 
 use schemars::JsonSchema;

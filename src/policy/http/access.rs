@@ -2,9 +2,10 @@
 //! every request goes through before anything is looked up or connected.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::grant::TlsRoots;
+use serde::{Deserialize, Serialize};
+
 use super::origin::{Origin, Scheme, parse_authority};
 
 /// One allow entry, checked: an origin and the path prefix under it.
@@ -34,7 +35,7 @@ pub struct Secret(pub(super) String);
 
 impl Secret {
     /// The value, for the one place that sends it.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -63,34 +64,34 @@ pub struct SecretHeader {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HttpAccess {
     /// The allowed origins and path prefixes.
-    pub allow: Vec<HttpAllow>,
+    pub(super) allow: Vec<HttpAllow>,
     /// The allowed methods, uppercase (`None`: any).
-    pub methods: Option<Vec<String>>,
+    pub(super) methods: Option<Vec<String>>,
     /// Extra root certificates (the contents of `ca_file`, PEM), and the
     /// file they came from.
-    pub ca_file: Option<(PathBuf, Vec<u8>)>,
+    pub(super) ca_file: Option<(PathBuf, Vec<u8>)>,
     /// The base root store.
-    pub roots: TlsRoots,
+    pub(super) roots: TlsRoots,
     /// Headers the host sets, per origin.
-    pub secret_headers: Vec<SecretHeader>,
+    pub(super) secret_headers: Vec<SecretHeader>,
 }
 
 /// A request, as far as the allow-list looks at it.
 #[derive(Debug, Clone, Copy)]
-pub struct RequestTarget<'a> {
+pub(crate) struct RequestTarget<'a> {
     /// The URL's scheme, as the guest wrote it.
-    pub scheme: &'a str,
+    pub(crate) scheme: &'a str,
     /// The URL's authority (`host[:port]`), as the guest wrote it.
-    pub authority: &'a str,
+    pub(crate) authority: &'a str,
     /// The path (without the query).
-    pub path: &'a str,
+    pub(crate) path: &'a str,
     /// The method.
-    pub method: &'a str,
+    pub(crate) method: &'a str,
 }
 
 /// Why a request was denied, said for the operator.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denied(pub String);
+pub(crate) struct Denied(String);
 
 impl fmt::Display for Denied {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -127,10 +128,40 @@ impl HttpAccess {
         self.allow.is_empty()
     }
 
+    /// The allowed origins and path prefixes.
+    pub fn allow(&self) -> &[HttpAllow] {
+        &self.allow
+    }
+
+    /// The allowed methods, uppercase (`None`: any).
+    pub fn methods(&self) -> Option<&[String]> {
+        self.methods.as_deref()
+    }
+
+    /// The base root store HTTPS servers are checked against.
+    pub fn roots(&self) -> TlsRoots {
+        self.roots
+    }
+
+    /// The file of extra root certificates (`ca_file`), if there is one.
+    pub fn ca_file(&self) -> Option<&Path> {
+        self.ca_file.as_ref().map(|(path, _)| path.as_path())
+    }
+
+    /// The extra root certificates (PEM), read from `ca_file` at load.
+    pub(crate) fn ca_pem(&self) -> Option<&[u8]> {
+        self.ca_file.as_ref().map(|(_, pem)| pem.as_slice())
+    }
+
+    /// The headers the host sets, per origin (their values never show).
+    pub fn secret_headers(&self) -> &[SecretHeader] {
+        &self.secret_headers
+    }
+
     /// The allow entry `request` falls under, or why it is denied: its
     /// scheme, host, port, path or method is not allowed. Decided before
     /// any lookup or connection.
-    pub fn decide(&self, request: RequestTarget<'_>) -> Result<&HttpAllow, Denied> {
+    pub(crate) fn decide(&self, request: RequestTarget<'_>) -> Result<&HttpAllow, Denied> {
         let target = || {
             format!(
                 "{} {}://{}{}",
@@ -198,6 +229,17 @@ impl HttpAccess {
 fn has_escaped_separator(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     lower.contains("%2f") || lower.contains("%5c") || path.contains('\\')
+}
+
+/// The root certificates HTTPS servers are checked against.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TlsRoots {
+    /// Mozilla's root store, built into toolhost (the default).
+    #[default]
+    Bundled,
+    /// The operating system's root store, read at load.
+    Platform,
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::access::has_dot_segment;
-use super::access::{HttpAccess, HttpAllow, Secret, SecretHeader};
+use super::access::{HttpAccess, HttpAllow, Secret, SecretHeader, TlsRoots};
 use super::origin::{bad_authority, parse_authority, parse_origin, split_url};
-use crate::policy::grants::check_env_name;
+use crate::policy::env_name::check_env_name;
 
 /// Outbound HTTP as the operator writes it in `[modules.grants.http]`.
 /// The default allows no request.
@@ -54,17 +54,6 @@ pub enum AllowEntry {
         #[serde(default)]
         allow_private: bool,
     },
-}
-
-/// The root certificates HTTPS servers are checked against.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TlsRoots {
-    /// Mozilla's root store, built into toolhost (the default).
-    #[default]
-    Bundled,
-    /// The operating system's root store, read at load.
-    Platform,
 }
 
 /// One `[[modules.grants.http.secret_headers]]` entry.

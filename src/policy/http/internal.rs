@@ -6,7 +6,7 @@ use std::net::IpAddr;
 /// Whether `ip` is one the SSRF guard refuses unless allowed: loopback,
 /// private, link-local (cloud metadata), shared, unspecified, broadcast,
 /// multicast or reserved; IPv4 inside IPv6 is judged as IPv4.
-pub fn is_internal(ip: IpAddr) -> bool {
+pub(crate) fn is_internal(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
             let [a, b, ..] = v4.octets();

@@ -25,7 +25,8 @@ mod grant;
 mod internal;
 mod origin;
 
-pub use access::{Denied, HttpAccess, HttpAllow, RequestTarget, Secret, SecretHeader};
-pub use grant::{AllowEntry, HttpGrant, SecretHeaderGrant, TlsRoots};
-pub use internal::is_internal;
+pub(crate) use access::RequestTarget;
+pub use access::{HttpAccess, HttpAllow, Secret, SecretHeader, TlsRoots};
+pub use grant::{AllowEntry, HttpGrant, SecretHeaderGrant};
+pub(crate) use internal::is_internal;
 pub use origin::{Host, Origin, Scheme};

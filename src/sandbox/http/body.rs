@@ -14,7 +14,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Sleep;
 use wasmtime_wasi_http::{Error, WasiBody};
 
-use super::hooks::Shared;
+use super::shared::Shared;
 
 /// A guest's request body, refused past `limit` bytes.
 pub(in crate::sandbox) struct RequestBody {

@@ -11,7 +11,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use wasmtime_wasi_http::Error;
 
-use super::hooks::Shared;
+use super::shared::Shared;
 use crate::policy::{Host, HttpAllow, Scheme, is_internal};
 use crate::sandbox::resolver::LookupFailure;
 

@@ -15,7 +15,9 @@ mod body;
 mod connect;
 mod hooks;
 mod problem;
+mod shared;
 mod tls;
 
-pub(super) use hooks::{CallHttp, HttpCallParts};
+pub(super) use hooks::CallHttp;
+pub(super) use shared::HttpCallParts;
 pub(crate) use tls::HttpClient;

@@ -23,7 +23,7 @@ impl HttpClient {
             return None;
         }
         let mut roots = RootCertStore::empty();
-        match access.roots {
+        match access.roots() {
             TlsRoots::Bundled => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
             TlsRoots::Platform => {
                 let (added, _ignored) =
@@ -35,7 +35,7 @@ impl HttpClient {
                 }
             }
         }
-        if let Some((_, pem)) = &access.ca_file {
+        if let Some(pem) = access.ca_pem() {
             let certs = CertificateDer::pem_slice_iter(pem).filter_map(Result::ok);
             roots.add_parsable_certificates(certs);
         }

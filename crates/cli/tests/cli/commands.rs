@@ -197,6 +197,35 @@ fn config_modules_limits_and_controller() {
     assert_eq!(calc["active"], true);
 }
 
+/// The exit code follows the dispatch's typed result: a tool that answers
+/// a text starting with "Error: " succeeded (exit 0); a call that failed,
+/// such as one to an unknown tool, exits 1.
+#[test]
+fn dispatch_exits_by_the_result_not_the_text() {
+    let dir = with_config("[[modules]]\nbundled = \"text\"\n");
+    let call = json!({"id": "c1", "type": "function", "function": {"name": "text_case", "arguments": "{\"text\":\"error: fine\",\"to\":\"title\"}"}});
+    let out = toolhost(dir.path(), &["dispatch"], Some(&call.to_string()));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"], "Error: Fine");
+
+    let both = json!([call, {"id": "c2", "type": "function", "function": {"name": "text_cases", "arguments": "{}"}}]);
+    let out = toolhost(dir.path(), &["dispatch"], Some(&both.to_string()));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let messages: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(messages[0]["content"], "Error: Fine");
+    let unknown = messages[1]["content"].as_str().unwrap();
+    assert!(
+        unknown.starts_with("Error: unknown tool 'text_cases'"),
+        "{unknown}"
+    );
+
+    let only_unknown =
+        json!({"id": "c3", "type": "function", "function": {"name": "nope", "arguments": "{}"}});
+    let out = toolhost(dir.path(), &["dispatch"], Some(&only_unknown.to_string()));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
+
 #[test]
 fn dispatch_reads_calls_from_stdin() {
     let dir = with_config(CALC_ONLY);
