@@ -348,3 +348,49 @@ fn the_config_turns_sessions_on_and_bounds_them() {
     let e = toolhost::config::Config::from_toml("[sessions]\nmaximum = 3\n").unwrap_err();
     assert!(e.contains("unknown field `maximum`"), "{e}");
 }
+
+/// A runtime whose pool has one instance slot and makes nothing ahead.
+fn one_slot_runtime() -> Runtime {
+    Runtime::builder()
+        .pool(toolhost::PoolConfig {
+            instances: 1,
+            memories: 1,
+            tables: 8,
+            ready_per_module: 0,
+            ..toolhost::PoolConfig::default()
+        })
+        .build()
+        .expect("runtime starts")
+}
+
+/// A session whose instance finds the pool full gets one made on demand,
+/// which keeps its state like any other session's.
+#[test]
+fn a_session_made_past_a_full_pool_keeps_its_state() {
+    let runtime = one_slot_runtime();
+    let module =
+        WasmModule::from_file(&runtime, &guest("guest-hostile"), Some("h"), tight_limits())
+            .expect("hostile guest loads")
+            .with_sessions(1000);
+    assert!(module.pooled());
+    let mut manager = ToolManager::new();
+    manager.register(module.clone()).expect("registers");
+    let first = manager.session();
+    assert_eq!(first.call(&counter_call()), "1 1", "takes the one slot");
+    let before = module.calls_off_the_pool();
+    let second = manager.session();
+    assert_eq!(second.call(&counter_call()), "1 1");
+    assert_eq!(
+        module.calls_off_the_pool(),
+        before + 1,
+        "made past the full pool"
+    );
+    assert_eq!(second.call(&counter_call()), "2 2");
+    assert_eq!(second.call(&counter_call()), "3 3", "it keeps its state");
+    assert_eq!(first.call(&counter_call()), "2 2");
+    assert_eq!(
+        module.calls_off_the_pool(),
+        before + 1,
+        "the same instance served the later calls"
+    );
+}

@@ -201,3 +201,41 @@ fn a_warm_module_given_access_stays_warm_with_new_instances() {
     );
     assert_eq!(counter(&granted), "2 2");
 }
+
+/// A warm call that finds the pool full (its one slot held by another
+/// module's session) is served as a module that is not warm would be: in a
+/// fresh instance made on demand, which is not kept.
+#[test]
+fn a_warm_call_past_a_full_pool_is_served_fresh() {
+    use toolhost::{PoolConfig, Runtime};
+    let runtime = Runtime::builder()
+        .pool(PoolConfig {
+            instances: 1,
+            memories: 1,
+            tables: 8,
+            ready_per_module: 0,
+            ..PoolConfig::default()
+        })
+        .build()
+        .expect("runtime starts");
+    let hostile = crate::common::guest("guest-hostile");
+    let holder = WasmModule::from_file(&runtime, &hostile, Some("x"), tight_limits())
+        .expect("hostile guest loads")
+        .with_sessions(1000);
+    let warm = WasmModule::from_file(&runtime, &hostile, Some("h"), tight_limits())
+        .expect("hostile guest loads")
+        .with_warm(Warm { max_calls: 1000 });
+    assert!(warm.pooled());
+    let mut manager = ToolManager::new();
+    manager.register(holder).expect("registers");
+    manager.register(warm.clone()).expect("registers");
+    let session = manager.session();
+    let hold = crate::common::tool_call("c", "x_counter", json!({}));
+    assert_eq!(session.call(&hold), "1 1", "the session takes the one slot");
+    let before = warm.calls_off_the_pool();
+    assert_eq!(counter(&manager), "1 1");
+    assert_eq!(counter(&manager), "1 1", "nothing was kept");
+    assert_eq!(warm.calls_off_the_pool(), before + 2);
+    assert_eq!(warm.warm_instances(), 0);
+    assert_eq!(session.call(&hold), "2 2", "the session kept its slot");
+}

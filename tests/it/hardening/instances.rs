@@ -72,3 +72,62 @@ fn the_deadline_covers_instantiation() {
         "tool-info exceeded its time limit of 200 ms (limits.tool_info_timeout_ms)"
     );
 }
+
+/// A module whose start function counts to 2^27 before the component can
+/// answer anything: loading it (tool-info, under a minute) succeeds, while
+/// a call's 10 ms cannot cover its instantiation on any machine.
+fn slow_start(runtime: &toolhost::Runtime, name: &str) -> WasmModule {
+    let spin = "(func $spin (local $i i32) \
+                  (loop $l \
+                    (local.set $i (i32.add (local.get $i) (i32.const 1))) \
+                    (br_if $l (i32.ne (local.get $i) (i32.const 0x8000000))))) \
+                (start $spin)";
+    let limits = Limits {
+        timeout_ms: 10,
+        fuel: 1 << 40,
+        tool_info_timeout_ms: 60_000,
+        tool_info_fuel: 1 << 40,
+        ..Limits::default()
+    };
+    WasmModule::from_bytes(runtime, name, &many_globals(0, 1, spin), limits)
+        .expect("tool-info has time for the start function")
+}
+
+/// Instantiation runs under the call's deadline in every way a call gets
+/// an instance: fresh, made ahead, warm and in a session. Each answers the
+/// call's timeout text.
+#[test]
+fn the_deadline_covers_instantiation_in_every_path() {
+    use toolhost::{PoolConfig, Runtime, ToolManager, Warm};
+    let timeout = |name: &str| format!("Error: tool '{name}_t' exceeded its time limit of 10 ms.");
+    let fresh_only = Runtime::builder()
+        .pool(PoolConfig {
+            ready_per_module: 0,
+            ..PoolConfig::default()
+        })
+        .build()
+        .expect("runtime starts");
+    let fresh = slow_start(&fresh_only, "f");
+    let made_ahead = slow_start(runtime(), "r");
+    // Loading makes the first instance ahead (see `ready.rs`), and that
+    // instantiation was cut at the call's deadline: none is ready.
+    assert_eq!(made_ahead.ready_instances(), 0);
+    let warm = slow_start(runtime(), "w").with_warm(Warm { max_calls: 10 });
+    let session = slow_start(runtime(), "s").with_sessions(10);
+    let mut manager = ToolManager::new();
+    for module in [fresh, made_ahead, warm.clone(), session] {
+        manager.register(module).expect("registers");
+    }
+    for name in ["f", "r", "w"] {
+        for _ in 0..2 {
+            let answer = manager.call_tool(&format!("{name}_t"), None);
+            assert_eq!(answer.unwrap_err().to_string(), timeout(name));
+        }
+    }
+    assert_eq!(warm.warm_instances(), 0, "no instance was kept");
+    let conversation = manager.session();
+    for _ in 0..2 {
+        let answer = conversation.call_tool("s_t", None);
+        assert_eq!(answer.unwrap_err().to_string(), timeout("s"));
+    }
+}
