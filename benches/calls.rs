@@ -11,6 +11,8 @@
 //!   (tests/guests/guest-echo) and of `calc_evaluate` with an instance made
 //!   ahead of it: before each (untimed), the bench waits until the module
 //!   has one ready, so every timed call takes one;
+//! - `warm/echo`: one call of `echo_echo` in a warm instance (`warm =
+//!   true`), kept from the call before;
 //! - `load/compile`: loading the `calc` component, compiling it;
 //! - `load/cached`: loading it again through toolhost's on-disk compile cache.
 
@@ -25,7 +27,8 @@ use ready::wait_until_ready;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use toolhost::{
-    Arguments, Limits, Runtime, Tool, ToolError, ToolInfo, ToolManager, WasmModule, bundled_module,
+    Arguments, Limits, Runtime, Tool, ToolError, ToolInfo, ToolManager, Warm, WasmModule,
+    bundled_module,
 };
 
 struct Echo;
@@ -115,5 +118,20 @@ fn made_ahead(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, calls, made_ahead, loads);
+fn warm(c: &mut Criterion) {
+    let runtime = Runtime::new().expect("runtime");
+    let echo = std::fs::read(toolhost_testkit::guest("guest-echo")).expect("the echo guest");
+    let module = WasmModule::from_bytes(&runtime, "echo", &echo, Limits::default())
+        .unwrap()
+        .with_warm(Warm::default());
+    let arguments = Arguments::from_json(r#"{"text": "hello"}"#).unwrap();
+    module.call("echo_echo", &arguments).unwrap();
+    let mut group = c.benchmark_group("warm");
+    group.bench_function("echo", |b| {
+        b.iter(|| black_box(module.call("echo_echo", black_box(&arguments)).unwrap()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, calls, made_ahead, warm, loads);
 criterion_main!(benches);
