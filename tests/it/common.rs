@@ -138,3 +138,29 @@ pub fn logs_of<T>(f: impl FnOnce() -> T) -> (T, String) {
     let bytes = THREAD_LOGS.with(|logs| std::mem::take(&mut *logs.borrow_mut()));
     (value, String::from_utf8(bytes).unwrap())
 }
+
+/// A session of `manager` whose instance of `module` (made by `first`, the
+/// session's first call, answered `answer`) sits in the instance pool: a
+/// session whose instance was made on demand, because the slot was still
+/// held by a store being dropped in the background, is ended and another
+/// tried.
+pub fn session_in_the_pool<'m>(
+    runtime: &Runtime,
+    manager: &'m ToolManager,
+    module: &WasmModule,
+    first: &Value,
+    answer: &str,
+) -> toolhost::Session<'m> {
+    for _ in 0..200 {
+        let before = module.calls_off_the_pool();
+        let session = manager.session();
+        assert_eq!(session.call(first), answer);
+        if module.calls_off_the_pool() == before {
+            return session;
+        }
+        session.end();
+        runtime.on_idle();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the pool's slot was never free");
+}

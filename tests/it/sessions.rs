@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolhost::{Limits, Runtime, SessionId, SessionLimits, ToolErrorKind, ToolManager, WasmModule};
 
-use crate::common::{call, guest, tight_limits, tool_call};
+use crate::common::{call, guest, session_in_the_pool, tight_limits, tool_call};
 
 /// The hostile guest (whose `counter` counts its instance's calls) as
 /// module `h` of `runtime`, with sessions whose instances serve at most
@@ -375,8 +375,7 @@ fn a_session_made_past_a_full_pool_keeps_its_state() {
     assert!(module.pooled());
     let mut manager = ToolManager::new();
     manager.register(module.clone()).expect("registers");
-    let first = manager.session();
-    assert_eq!(first.call(&counter_call()), "1 1", "takes the one slot");
+    let first = session_in_the_pool(&runtime, &manager, &module, &counter_call(), "1 1");
     let before = module.calls_off_the_pool();
     let second = manager.session();
     assert_eq!(second.call(&counter_call()), "1 1");

@@ -227,11 +227,11 @@ fn a_warm_call_past_a_full_pool_is_served_fresh() {
         .with_warm(Warm { max_calls: 1000 });
     assert!(warm.pooled());
     let mut manager = ToolManager::new();
-    manager.register(holder).expect("registers");
+    manager.register(holder.clone()).expect("registers");
     manager.register(warm.clone()).expect("registers");
-    let session = manager.session();
     let hold = crate::common::tool_call("c", "x_counter", json!({}));
-    assert_eq!(session.call(&hold), "1 1", "the session takes the one slot");
+    // The session's instance takes the one slot.
+    let session = crate::common::session_in_the_pool(&runtime, &manager, &holder, &hold, "1 1");
     let before = warm.calls_off_the_pool();
     assert_eq!(counter(&manager), "1 1");
     assert_eq!(counter(&manager), "1 1", "nothing was kept");
