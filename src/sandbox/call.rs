@@ -5,9 +5,9 @@
 use super::blueprint::Blueprint;
 use super::export::Request;
 use super::fresh::run_fresh;
-use super::on_instance::run_on;
+use super::on_instance::{Clock, run_once};
 use super::ready::Prepared;
-use super::report::{CallReport, report};
+use super::report::CallReport;
 use super::target::Target;
 use super::warm;
 use crate::tool::StderrListener;
@@ -53,25 +53,15 @@ pub(crate) async fn run(
     report
 }
 
-/// The call run in an instance made ahead of it.
+/// The call run in an instance made ahead of it, with the call's whole
+/// time from now.
 async fn run_prepared(
     blueprint: &Blueprint,
     prepared: Prepared,
     request: Request,
     listener: Option<&StderrListener>,
 ) -> CallReport {
-    let Prepared {
-        mut store,
-        instance,
-        stdout,
-        stderr,
-        deadline,
-        held,
-        ..
-    } = prepared;
-    stderr.listen(listener.cloned());
-    let linked = (&instance, blueprint.exports());
-    let (outcome, seen) = run_on(blueprint, &mut store, linked, &deadline, request).await;
-    blueprint.disposal().dispose(store, held);
-    report(outcome, seen, &stdout, &stderr)
+    let Prepared { made, held, .. } = prepared;
+    made.stderr.listen(listener.cloned());
+    run_once(blueprint, made, request, Clock::Restart, held).await
 }

@@ -29,6 +29,11 @@ impl Deadline {
         Instant::now() >= self.get()
     }
 
+    /// The time left until the deadline (zero once it passed).
+    pub(crate) fn remaining(&self) -> Duration {
+        self.get().saturating_duration_since(Instant::now())
+    }
+
     /// Moves the deadline to `timeout` from now.
     pub(crate) fn restart(&self, timeout: Duration) {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now() + timeout;

@@ -21,6 +21,7 @@ mod fault;
 mod fresh;
 mod guest_stderr;
 mod http;
+mod instantiate;
 mod linker;
 mod network;
 mod on_instance;

@@ -39,13 +39,9 @@ use wasmtime::Store;
 use wasmtime::component::Instance;
 
 use super::blueprint::Blueprint;
-use super::capture::Capture;
-use super::deadline::Deadline;
 use super::export::{Request, call_export};
-use super::overflow::pool_was_full;
+use super::instantiate::{NewInstance, NotMade, instantiate};
 use super::state::CallState;
-use super::store::new_store;
-use super::wasi_context::Outputs;
 use crate::engine::{Background, EPOCH_TICK, PoolConfig};
 use crate::policy::to_usize;
 
@@ -108,16 +104,12 @@ impl Drop for Held {
 
 /// A store with a fresh instance in it, not yet used by any call.
 pub(crate) struct Prepared {
-    pub store: Store<CallState>,
-    pub instance: Instance,
-    pub stdout: Capture,
-    pub stderr: Capture,
-    /// The store's deadline, to restart when the call begins.
-    pub deadline: Deadline,
+    /// The store and instance, whose deadline restarts when the call begins.
+    pub(super) made: NewInstance,
     /// Its place in the budget, to give back once the store is dropped.
-    pub held: Held,
+    pub(super) held: Held,
     /// When it was made (it is dropped after the idle time).
-    made: Instant,
+    at: Instant,
 }
 
 /// The instances made ahead for one module (and one access).
@@ -260,7 +252,7 @@ fn sweep(shelf: &Weak<ReadyInstances>, idle: Duration) -> bool {
     let mut guard = shelf.lock();
     let (stale, fresh): (Vec<Prepared>, Vec<Prepared>) = std::mem::take(&mut guard.ready)
         .into_iter()
-        .partition(|p| p.made.elapsed() >= idle);
+        .partition(|p| p.at.elapsed() >= idle);
     guard.ready = fresh;
     let going_on = !guard.ready.is_empty() || guard.making > 0;
     guard.sweeping = going_on;
@@ -272,37 +264,22 @@ fn sweep(shelf: &Weak<ReadyInstances>, idle: Duration) -> bool {
 /// A fresh store and instance for one call of `blueprint`, made under its
 /// limits, and primed if `prime` says so.
 async fn make(blueprint: &Blueprint, held: Held, prime: bool) -> Result<Prepared, Unready> {
-    let limits = blueprint.limits();
-    let captured = to_usize(limits.max_captured_bytes);
-    let stdout = Capture::new(captured);
-    let stderr = Capture::new(captured);
-    let timeout = Duration::from_millis(limits.timeout_ms);
-    let deadline = Deadline::after(timeout);
-    let outputs = Outputs {
-        stdout: &stdout,
-        stderr: &stderr,
+    let linked = (blueprint.pre(), blueprint.exports());
+    let mut made = match instantiate(blueprint, linked, None).await {
+        Ok(made) => made,
+        Err(NotMade::PoolFull) => return Err(Unready::NoRoom),
+        Err(NotMade::Failed(_)) => return Err(Unready::Broken),
     };
-    let mut store = new_store(blueprint, blueprint.pre().engine(), outputs, &deadline)
-        .map_err(|_| Unready::Broken)?;
-    let instantiate = blueprint.pre().instantiate_async(&mut store);
-    let instance = match tokio::time::timeout(timeout + EPOCH_TICK, instantiate).await {
-        Ok(Ok(instance)) => instance,
-        Ok(Err(error)) if pool_was_full(&error) => return Err(Unready::NoRoom),
-        Ok(Err(_)) | Err(_) => return Err(Unready::Broken),
-    };
-    if prime && !primed(blueprint, &mut store, &instance, timeout).await {
+    let timeout = Duration::from_millis(blueprint.limits().timeout_ms);
+    if prime && !primed(blueprint, &mut made.store, &made.instance, timeout).await {
         return Err(Unready::Unprimable);
     }
-    stdout.clear();
-    stderr.clear();
+    made.stdout.clear();
+    made.stderr.clear();
     Ok(Prepared {
-        store,
-        instance,
-        stdout,
-        stderr,
-        deadline,
+        made,
         held,
-        made: Instant::now(),
+        at: Instant::now(),
     })
 }
 

@@ -6,38 +6,19 @@
 //! the instance as it grows over calls. The owner drops an instance after
 //! a call that did not [end well](Served::ended_well).
 
-use std::time::Duration;
-
-use wasmtime::Store;
-use wasmtime::component::{Instance, InstancePre};
-
 use super::blueprint::Blueprint;
-use super::capture::Capture;
-use super::deadline::Deadline;
 use super::dir_tree::Usage;
 use super::disposal::Disposal;
-use super::export::{Exports, Request};
-use super::fault::{Fault, classify};
-use super::on_instance::run_on;
-use super::overflow::pool_was_full;
+use super::export::Request;
+use super::fault::Fault;
+use super::instantiate::NewInstance;
+use super::on_instance::{Clock, run_on};
 use super::report::{CallReport, Seen, report};
-use super::state::CallState;
-use super::store::new_store;
-use super::wasi_context::Outputs;
-use crate::engine::EPOCH_TICK;
-use crate::policy::to_usize;
 use crate::tool::StderrListener;
 
 /// An instance kept from call to call.
 pub(super) struct ReusedInstance {
-    store: Store<CallState>,
-    instance: Instance,
-    /// The exports of the compilation it was made from (the pooled one or
-    /// its on-demand twin).
-    exports: Exports,
-    stdout: Capture,
-    stderr: Capture,
-    deadline: Deadline,
+    made: NewInstance,
     /// Calls it has served.
     calls: u64,
 }
@@ -62,64 +43,12 @@ pub(super) struct Served {
     pub ended_well: bool,
 }
 
-/// How making a reused instance went.
-pub(super) enum Made {
-    Ready(ReusedInstance),
-    /// Instantiating failed: the call's answer.
-    Failed(CallReport),
-    /// The instance pool had no room.
-    PoolFull,
-}
-
-/// A new instance of `pre` (whose exports are `exports`) for `blueprint`'s
-/// calls, made on the caller's task under the module's limits.
-pub(super) async fn make(
-    blueprint: &Blueprint,
-    (pre, exports): (&InstancePre<CallState>, Exports),
-) -> Made {
-    let limits = blueprint.limits();
-    let captured = to_usize(limits.max_captured_bytes);
-    let stdout = Capture::new(captured);
-    let stderr = Capture::new(captured);
-    let timeout = Duration::from_millis(limits.timeout_ms);
-    let deadline = Deadline::after(timeout);
-    let outputs = Outputs {
-        stdout: &stdout,
-        stderr: &stderr,
-    };
-    let failed = |fault: Fault, refused: bool| {
-        let seen = Seen {
-            memory_refused: refused,
-            http_problem: None,
-        };
-        Made::Failed(report(Err(fault), seen, &stdout, &stderr))
-    };
-    let mut store = match new_store(blueprint, pre.engine(), outputs, &deadline) {
-        Ok(store) => store,
-        Err(fault) => return failed(fault, false),
-    };
-    let instantiate = pre.instantiate_async(&mut store);
-    let instance = match tokio::time::timeout(timeout + EPOCH_TICK, instantiate).await {
-        Ok(Ok(instance)) => instance,
-        Ok(Err(error)) if pool_was_full(&error) => return Made::PoolFull,
-        Ok(Err(error)) => {
-            let refused = store.data().limiter.exceeded();
-            return failed(classify(&error, blueprint.host_copy()), refused);
-        }
-        Err(_elapsed) => return failed(Fault::Timeout, false),
-    };
-    Made::Ready(ReusedInstance {
-        store,
-        instance,
-        exports,
-        stdout,
-        stderr,
-        deadline,
-        calls: 0,
-    })
-}
-
 impl ReusedInstance {
+    /// `made`, to serve call after call.
+    pub(super) fn new(made: NewInstance) -> Self {
+        Self { made, calls: 0 }
+    }
+
     /// Calls it has served.
     pub(super) fn calls(&self) -> u64 {
         self.calls
@@ -134,24 +63,28 @@ impl ReusedInstance {
         stderr: Option<&StderrListener>,
     ) -> Served {
         if let Err(fault) = self.begin_call(blueprint, scratch) {
-            let report = report(Err(fault), Seen::default(), &self.stdout, &self.stderr);
+            let made = &self.made;
+            let report = report(Err(fault), Seen::default(), &made.stdout, &made.stderr);
             return Served {
                 report,
                 ended_well: false,
             };
         }
-        self.stderr.listen(stderr.cloned());
+        let made = &mut self.made;
+        made.stderr.listen(stderr.cloned());
+        let linked = (&made.instance, made.exports);
         let (outcome, seen) = run_on(
             blueprint,
-            &mut self.store,
-            (&self.instance, self.exports),
-            &self.deadline,
+            &mut made.store,
+            linked,
+            &made.deadline,
             request,
+            Clock::Restart,
         )
         .await;
-        self.stderr.listen(None);
+        made.stderr.listen(None);
         let memory_refused = seen.memory_refused;
-        let report = report(outcome, seen, &self.stdout, &self.stderr);
+        let report = report(outcome, seen, &made.stdout, &made.stderr);
         self.calls += 1;
         let ended_well = report.result.is_ok() && !memory_refused;
         Served { report, ended_well }
@@ -164,7 +97,7 @@ impl ReusedInstance {
 
     /// Drops it in `disposal`.
     pub(super) fn dispose_into(self, disposal: &Disposal) {
-        disposal.dispose(self.store, ());
+        disposal.dispose(self.made.store, ());
     }
 
     /// Readies it for a new call: full fuel, empty output, the call's own
@@ -178,10 +111,11 @@ impl ReusedInstance {
         let limits = blueprint.limits();
         // Setting fuel only fails on an engine without fuel, which toolhost
         // never makes.
-        let _ = self.store.set_fuel(limits.fuel);
-        self.stdout.clear();
-        self.stderr.clear();
-        let state = self.store.data();
+        let made = &mut self.made;
+        let _ = made.store.set_fuel(limits.fuel);
+        made.stdout.clear();
+        made.stderr.clear();
+        let state = made.store.data();
         let kept = match (&state.scratch, scratch) {
             (None, _) => Usage::default(),
             (Some(dir), ScratchBetweenCalls::Emptied) => {

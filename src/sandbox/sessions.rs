@@ -26,8 +26,9 @@ use super::capture::Capture;
 use super::disposal::Disposal;
 use super::export::Request;
 use super::fault::Fault;
+use super::instantiate::instantiate_anywhere;
 use super::report::{CallReport, Seen, report};
-use super::reused::{Made, ReusedInstance, ScratchBetweenCalls, Served, make};
+use super::reused::{ReusedInstance, ScratchBetweenCalls, Served};
 use crate::policy::SessionLimits;
 use crate::tool::{SessionId, SessionReset, StderrListener};
 
@@ -428,21 +429,9 @@ pub(crate) async fn run(
 /// demand when the pool is full (a session's instance must hold its state,
 /// so it is never served as a fresh call).
 async fn make_instance(blueprint: &Blueprint) -> Result<ReusedInstance, CallReport> {
-    match make(blueprint, (blueprint.pre(), blueprint.exports())).await {
-        Made::Ready(instance) => return Ok(instance),
-        Made::Failed(report) => return Err(report),
-        Made::PoolFull => {}
-    }
-    let linked = match blueprint.overflow().map(|o| o.pre()) {
-        Some(Ok(linked)) => linked,
-        Some(Err(fault)) => return Err(not_run(fault).report),
-        None => return Err(not_run(Fault::Host("the instance pool is full".into())).report),
-    };
-    match make(blueprint, linked).await {
-        Made::Ready(instance) => Ok(instance),
-        Made::Failed(report) => Err(report),
-        Made::PoolFull => Err(not_run(Fault::Host("the instance pool is full".into())).report),
-    }
+    instantiate_anywhere(blueprint, None)
+        .await
+        .map(ReusedInstance::new)
 }
 
 /// The answer of a call that did not run.

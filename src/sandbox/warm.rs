@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::blueprint::Blueprint;
 use super::export::Request;
 use super::fresh::run_fresh;
+use super::instantiate::{NotMade, instantiate};
 use super::report::CallReport;
-use super::reused::{Made, ReusedInstance, ScratchBetweenCalls, Served, make};
+use super::reused::{ReusedInstance, ScratchBetweenCalls, Served};
 use crate::policy::Warm;
 use crate::tool::StderrListener;
 
@@ -76,12 +77,12 @@ pub(crate) async fn run(
     let taken = warm.lock().pop();
     let mut instance = match taken {
         Some(instance) => instance,
-        None => match make(blueprint, (blueprint.pre(), blueprint.exports())).await {
-            Made::Ready(instance) => instance,
-            Made::Failed(report) => return report,
+        None => match instantiate(blueprint, (blueprint.pre(), blueprint.exports()), None).await {
+            Ok(made) => ReusedInstance::new(made),
+            Err(NotMade::Failed(report)) => return report,
             // No slot for a long-lived instance: serve this call as a
             // module that is not warm would.
-            Made::PoolFull => return run_fresh(blueprint, request, stderr).await,
+            Err(NotMade::PoolFull) => return run_fresh(blueprint, request, stderr).await,
         },
     };
     let Served { report, ended_well } = instance

@@ -177,30 +177,40 @@ fn file_circles_are_exactly_the_listed_ones() {
     );
 }
 
+/// Every file below `dir` (of the repository), with its path from the
+/// repository's root.
+fn files_under(dir: &str) -> Vec<(String, std::path::PathBuf)> {
+    let mut files = Vec::new();
+    let mut pending = vec![repo().root().join(dir)];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let at = path.strip_prefix(repo().root()).unwrap_or(Path::new(""));
+            files.push((at.display().to_string(), path.clone()));
+        }
+    }
+    files
+}
+
 #[test]
 fn no_module_header_says_what_it_imports() {
     let mut stale = Vec::new();
     for source in xtask::layers::CRATE_SOURCES {
-        let mut pending = vec![repo().root().join(source)];
-        while let Some(dir) = pending.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    pending.push(path);
-                    continue;
-                }
-                let name = path.file_name().unwrap().to_string_lossy();
-                if !["mod.rs", "lib.rs", "main.rs"].contains(&name.as_ref()) {
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path).unwrap();
-                for (i, line) in text.lines().enumerate() {
-                    let says = line.starts_with("//!")
-                        && (line.contains("Imports ") || line.contains("imports "));
-                    if says {
-                        let at = path.strip_prefix(repo().root()).unwrap_or(Path::new(""));
-                        stale.push(format!("{}:{}: {line}", at.display(), i + 1));
-                    }
+        for (at, path) in files_under(source) {
+            let name = path.file_name().unwrap().to_string_lossy();
+            if !["mod.rs", "lib.rs", "main.rs"].contains(&name.as_ref()) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                let says = line.starts_with("//!")
+                    && (line.contains("Imports ") || line.contains("imports "));
+                if says {
+                    stale.push(format!("{at}:{}: {line}", i + 1));
                 }
             }
         }
@@ -209,5 +219,37 @@ fn no_module_header_says_what_it_imports() {
         stale.is_empty(),
         "module headers that say what they import (ARCHITECTURE.md says it, checked by this \
          test; say it there): {stale:#?}"
+    );
+}
+
+/// Every instance of a component is made in one function
+/// (`src/sandbox/instantiate.rs`), so that the store, the captures and the
+/// deadline instantiation runs under are set up once for every path.
+#[test]
+fn the_component_is_instantiated_in_one_place() {
+    let mut found = Vec::new();
+    for (at, path) in files_under("src") {
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if [".instantiate_async(", ".instantiate("]
+                .iter()
+                .any(|call| code.contains(call))
+            {
+                found.push(format!("{at}:{}", i + 1));
+            }
+        }
+    }
+    assert_eq!(
+        found.len(),
+        1,
+        "wasmtime's instantiation appears once in src/ (sandbox/instantiate.rs); found {found:?}"
+    );
+    assert!(
+        found[0].starts_with("src/sandbox/instantiate.rs:"),
+        "{found:?}"
     );
 }
