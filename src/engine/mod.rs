@@ -23,6 +23,7 @@ use wasmtime::{Config, Engine};
 pub(crate) use background::Background;
 pub use cache::{ArtifactCache, Compiled};
 pub(crate) use clock::{Clock, EPOCH_TICK};
+pub(crate) use pool::SlotShape;
 pub use pool::{MemoryReset, PoolConfig, ResetInUse};
 pub(crate) use worker::CompileFailure;
 pub use worker::{CompileWorker, serve_compile_worker};
@@ -42,7 +43,7 @@ pub(crate) struct Engines<T> {
     background: Background,
     /// The instance pool of each pooled engine, and the reset its slots
     /// use; `None` for none.
-    pool: Option<(PoolConfig, ResetInUse)>,
+    pool: Option<(PoolConfig, ResetInUse, SlotShape)>,
 }
 
 struct Entry<T> {
@@ -112,8 +113,9 @@ impl<T> EnginePair<T> {
 
 impl<T> Engines<T> {
     /// No engines yet, and a running clock; engines made later take their
-    /// instances from a pool configured as `pool` (if it is enabled).
-    pub(crate) fn new(pool: &PoolConfig) -> anyhow::Result<Self> {
+    /// instances from a pool configured as `pool` (if it is enabled), of
+    /// slots shaped as `slot`.
+    pub(crate) fn new(pool: &PoolConfig, slot: SlotShape) -> anyhow::Result<Self> {
         let ticking: Arc<Mutex<Vec<Engine>>> = Arc::default();
         let clock = Clock::start(Arc::downgrade(&ticking))?;
         let background = Background::start()?;
@@ -121,7 +123,7 @@ impl<T> Engines<T> {
         let pool = pool.enabled.then(|| {
             let reset = pool.memory_reset_in_use();
             tracing::info!("pooled instances' memory is reset: {reset}");
-            (pool.clone(), reset)
+            (pool.clone(), reset, slot)
         });
         Ok(Self {
             entries: Mutex::new(Vec::new()),
@@ -181,9 +183,9 @@ impl<T> Engines<T> {
     /// up (it reserves address space at once; a process with a small
     /// address-space limit cannot).
     fn pooled_engine(&self, stack_bytes: usize, concurrency: Concurrency) -> Option<Engine> {
-        let (pool, reset) = self.pool.as_ref()?;
+        let (pool, reset, slot) = self.pool.as_ref()?;
         let mut config = engine_config(stack_bytes, concurrency);
-        config.allocation_strategy(pool.allocation(reset));
+        config.allocation_strategy(pool.allocation(reset, slot));
         match Engine::new(&config) {
             Ok(engine) => Some(engine),
             Err(e) => {
@@ -251,7 +253,16 @@ mod tests {
 
     #[test]
     fn pooled_and_on_demand_engines_share_artifacts() {
-        let engines = Engines::<()>::new(&PoolConfig::default()).unwrap();
+        // A small slot of the test's own (the runtime shapes the real one
+        // from the default limits).
+        let slot = SlotShape {
+            memory_bytes: 1 << 30,
+            table_elements: 10_000,
+            core_instances: 10,
+            memories: 2,
+            tables: 10,
+        };
+        let engines = Engines::<()>::new(&PoolConfig::default(), slot).unwrap();
         let pair = engines
             .get(512 * 1024, Concurrency::Off, |_| Ok(()))
             .unwrap();

@@ -17,18 +17,6 @@
 use serde::{Deserialize, Serialize};
 use wasmtime::{Enabled, PoolingAllocationConfig};
 
-/// The largest linear memory of a pooled instance: the `memory_mib` maximum,
-/// so that a module's memory limit is the same pooled or not. Only address
-/// space is reserved for it (wasmtime reserves 4 GiB per memory anyway).
-const SLOT_MEMORY_BYTES: usize = 4 << 30;
-/// Elements of one table in a slot: the default `max_table_elements`. A
-/// module allowed larger tables runs on demand.
-pub(crate) const SLOT_TABLE_ELEMENTS: u64 = 100_000;
-/// Per component instance: core instances, memories and tables (the default
-/// `max_instances`, `max_memories` and `max_tables` per call).
-const SLOT_CORE_INSTANCES: u32 = 100;
-const SLOT_MEMORIES: u32 = 20;
-const SLOT_TABLES: u32 = 100;
 /// Core instances in the whole pool, per component instance.
 const CORE_INSTANCES_PER_CALL: u32 = 16;
 /// A table slot's elements kept resident between uses, in bytes.
@@ -251,20 +239,19 @@ impl PoolConfig {
         usize::try_from(total).unwrap_or(usize::MAX)
     }
 
-    /// Whether a module allowed tables of `max_table_elements` can use the
-    /// pool (a pooled table cannot grow past its slot).
-    pub(crate) fn fits_tables(max_table_elements: u64) -> bool {
-        max_table_elements <= SLOT_TABLE_ELEMENTS
-    }
-
     /// The reset this pool uses on this machine: `memory_reset` decided
     /// with the kernel's version (read now).
     pub fn memory_reset_in_use(&self) -> ResetInUse {
         decide_reset(self.memory_reset, kernel_version())
     }
 
-    /// wasmtime's configuration for this pool, with `reset`.
-    pub(crate) fn allocation(&self, reset: &ResetInUse) -> PoolingAllocationConfig {
+    /// wasmtime's configuration for this pool, with `reset` and slots
+    /// shaped as `slot`.
+    pub(crate) fn allocation(
+        &self,
+        reset: &ResetInUse,
+        slot: &SlotShape,
+    ) -> PoolingAllocationConfig {
         let keep_resident = usize::try_from(self.keep_resident_kib)
             .unwrap_or(usize::MAX)
             .saturating_mul(1024);
@@ -275,13 +262,13 @@ impl PoolConfig {
             .total_tables(self.tables)
             // One fiber stack per call in flight.
             .total_stacks(self.instances)
-            .max_memory_size(SLOT_MEMORY_BYTES)
-            .table_elements(usize::try_from(SLOT_TABLE_ELEMENTS).unwrap_or(usize::MAX))
-            .max_core_instances_per_component(SLOT_CORE_INSTANCES)
-            .max_memories_per_component(SLOT_MEMORIES)
-            .max_tables_per_component(SLOT_TABLES)
-            .max_memories_per_module(SLOT_MEMORIES)
-            .max_tables_per_module(SLOT_TABLES)
+            .max_memory_size(slot.memory_bytes)
+            .table_elements(usize::try_from(slot.table_elements).unwrap_or(usize::MAX))
+            .max_core_instances_per_component(slot.core_instances)
+            .max_memories_per_component(slot.memories)
+            .max_tables_per_component(slot.tables)
+            .max_memories_per_module(slot.memories)
+            .max_tables_per_module(slot.tables)
             .linear_memory_keep_resident(keep_resident)
             .table_keep_resident(TABLE_KEEP_RESIDENT)
             .max_unused_warm_slots(self.warm_slots)
@@ -291,6 +278,34 @@ impl PoolConfig {
                 ResetInUse::Full(_) => Enabled::No,
             });
         pool
+    }
+}
+
+/// What one instance slot of the pool holds. The runtime shapes it from
+/// the limits a module has by default (`sandbox/runtime.rs`), so that a
+/// module with default limits is pooled; one allowed larger tables runs on
+/// demand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SlotShape {
+    /// The largest linear memory, in bytes: the most `memory_mib` accepts,
+    /// so that a module's memory limit is the same pooled or not. Only
+    /// address space is reserved for it (wasmtime reserves 4 GiB per
+    /// memory anyway).
+    pub(crate) memory_bytes: usize,
+    /// Elements of one table (`max_table_elements`).
+    pub(crate) table_elements: u64,
+    /// Per component instance: core instances, memories and tables
+    /// (`max_instances`, `max_memories` and `max_tables` per call).
+    pub(crate) core_instances: u32,
+    pub(crate) memories: u32,
+    pub(crate) tables: u32,
+}
+
+impl SlotShape {
+    /// Whether a module allowed tables of `max_table_elements` can use the
+    /// pool (a pooled table cannot grow past its slot).
+    pub(crate) fn fits_tables(&self, max_table_elements: u64) -> bool {
+        max_table_elements <= self.table_elements
     }
 }
 

@@ -110,6 +110,13 @@ macro_rules! limits {
             }
         }
 
+        impl Limits {
+            /// Every limit at the most it accepts.
+            pub(crate) fn largest() -> Self {
+                Self { $($key: $max,)* }
+            }
+        }
+
         impl LimitOverrides {
             /// `base` with these overrides applied.
             pub fn apply(&self, base: Limits) -> Limits {

@@ -16,7 +16,7 @@ use super::sessions::SessionStore;
 use super::state::CallState;
 use crate::engine::{
     ArtifactCache, Clock, CompileFailure, CompileWorker, Compiled, Concurrency, EnginePair,
-    Engines, PoolConfig, concurrency_of, describe_error,
+    Engines, PoolConfig, SlotShape, concurrency_of, describe_error,
 };
 use crate::policy::{Limits, SessionLimits};
 
@@ -51,6 +51,8 @@ pub struct Runtime {
 
 struct Inner {
     engines: Engines<Linker<CallState>>,
+    /// What a pooled instance's slot holds.
+    slot: SlotShape,
     cache: Option<ArtifactCache>,
     resolver: NameResolver,
     worker: Option<CompileWorker>,
@@ -128,11 +130,13 @@ impl RuntimeBuilder {
         };
         // Every call's files count against the process's limit: use all of it.
         super::open_file_limit();
-        let engines = Engines::new(&pool)?;
+        let slot = slot_shape();
+        let engines = Engines::new(&pool, slot)?;
         let background = engines.background().clone();
         let runtime = Runtime {
             inner: Arc::new(Inner {
                 engines,
+                slot,
                 cache,
                 resolver,
                 worker: self.worker,
@@ -217,7 +221,7 @@ impl Runtime {
             .inner
             .engines
             .get(limits.stack_bytes(), concurrency, new_linker)?;
-        if !PoolConfig::fits_tables(limits.max_table_elements) {
+        if !self.inner.slot.fits_tables(limits.max_table_elements) {
             pair.pooled = None;
         }
         Ok(pair)
@@ -338,5 +342,40 @@ impl std::fmt::Debug for Runtime {
         f.debug_struct("Runtime")
             .field("cache", &self.inner.cache)
             .finish_non_exhaustive()
+    }
+}
+
+/// The pool's slot: what a module with the default limits may use (so that
+/// it is pooled; a module allowed larger tables runs on demand), with room
+/// for the largest memory a module may be allowed (so that the memory
+/// limit holds the same pooled or not).
+fn slot_shape() -> SlotShape {
+    let defaults = Limits::default();
+    let count = |limit: u64| u32::try_from(limit).unwrap_or(u32::MAX);
+    SlotShape {
+        memory_bytes: Limits::largest().memory_bytes(),
+        table_elements: defaults.max_table_elements,
+        core_instances: count(defaults.max_instances),
+        memories: count(defaults.max_memories),
+        tables: count(defaults.max_tables),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_shape_is_the_default_limits() {
+        let slot = slot_shape();
+        let defaults = Limits::default();
+        assert!(slot.fits_tables(defaults.max_table_elements));
+        assert!(!slot.fits_tables(defaults.max_table_elements + 1));
+        assert_eq!(u64::from(slot.core_instances), defaults.max_instances);
+        assert_eq!(u64::from(slot.memories), defaults.max_memories);
+        assert_eq!(u64::from(slot.tables), defaults.max_tables);
+        let most = Limits::largest();
+        assert!(most.memory_mib > defaults.memory_mib);
+        assert_eq!(slot.memory_bytes, most.memory_bytes());
     }
 }
