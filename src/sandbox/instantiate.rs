@@ -25,7 +25,7 @@ use super::deadline::Deadline;
 use super::export::Exports;
 use super::fault::{Fault, classify};
 use super::overflow::{Overflow, pool_was_full};
-use super::report::{CallReport, Seen, report, settle};
+use super::report::{CallReport, Outcome, Seen, report, settle};
 use super::state::CallState;
 use super::store::new_store;
 use super::wasi_context::Outputs;
@@ -130,12 +130,7 @@ pub(super) async fn instantiate_anywhere(
 }
 
 /// The answer of a call whose instance failed to be made.
-fn failed(
-    outcome: super::report::Outcome,
-    seen: Seen,
-    stdout: &Capture,
-    stderr: &Capture,
-) -> NotMade {
+fn failed(outcome: Outcome, seen: Seen, stdout: &Capture, stderr: &Capture) -> NotMade {
     NotMade::Failed(report(outcome, seen, stdout, stderr))
 }
 

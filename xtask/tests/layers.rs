@@ -190,7 +190,8 @@ fn files_under(dir: &str) -> Vec<(String, std::path::PathBuf)> {
                 continue;
             }
             let at = path.strip_prefix(repo().root()).unwrap_or(Path::new(""));
-            files.push((at.display().to_string(), path.clone()));
+            let at = at.display().to_string();
+            files.push((at, path));
         }
     }
     files
