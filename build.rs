@@ -13,10 +13,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "build/guest_cargo.rs"]
+mod guest_cargo;
+
+use guest_cargo::{GUEST_TARGET, guest_build, guest_out_dir, guest_target_dir, guest_wasm};
+
 /// The packages under `example-tools/` that are bundled: the one list.
 const BUNDLED: [&str; 3] = ["calc", "text", "json"];
-const GUEST_TARGET: &str = "wasm32-wasip2";
-const GUEST_PROFILE: &str = "guest";
 /// A directory with the example tools already built (`calc.wasm`, ...).
 const PREBUILT_ENV: &str = "TOOLHOST_PREBUILT_GUESTS";
 
@@ -64,63 +67,34 @@ fn build_guests() -> PathBuf {
     let root =
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let examples = BUNDLED.map(|package| format!("example-tools/{package}"));
-    let inputs = ["guest-sdk/rust", "wit", "Cargo.lock"];
+    let inputs = [
+        "guest-sdk/rust",
+        "wit",
+        "Cargo.lock",
+        "build/guest_cargo.rs",
+    ];
     for path in examples.iter().map(String::as_str).chain(inputs) {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
 
-    let target_dir = env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|p| if p.is_absolute() { p } else { root.join(p) })
-        .unwrap_or_else(|| root.join("target"))
-        .join("guests");
+    let target_dir = guest_target_dir(&root, env::var_os("CARGO_TARGET_DIR").as_deref());
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     ensure_guest_target();
 
-    let mut command = Command::new(cargo);
-    command
-        .current_dir(&root)
-        .args([
-            "build",
-            "--profile",
-            GUEST_PROFILE,
-            "--target",
-            GUEST_TARGET,
-            "--target-dir",
-        ])
-        .arg(&target_dir);
-    for package in BUNDLED {
-        command.args(["-p", package]);
-    }
-    // The outer build's compiler settings are for the host, not the guests.
-    for var in [
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_RUSTFLAGS",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "CARGO_BUILD_TARGET",
-        "CARGO_TARGET_DIR",
-        "CARGO_PRIMARY_PACKAGE",
-    ] {
-        command.env_remove(var);
-    }
-
-    match command.status() {
+    match guest_build(&cargo, &root, &target_dir, BUNDLED).status() {
         Ok(s) if s.success() => {}
         Ok(s) => fail(&format!("building the example tools failed ({s})")),
         Err(e) => fail(&format!("cannot run cargo to build the example tools: {e}")),
     }
 
-    let out = target_dir.join(GUEST_TARGET).join(GUEST_PROFILE);
     for package in BUNDLED {
-        let wasm = out.join(format!("{package}.wasm"));
+        let wasm = guest_wasm(&target_dir, package);
         if !wasm.is_file() {
             fail(&format!("the build did not produce {}", wasm.display()));
         }
     }
-    out
+    guest_out_dir(&target_dir)
 }
 
 /// Uses example tools built beforehand in `dir` instead of building them:

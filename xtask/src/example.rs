@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::componentize::componentize;
 use crate::guest::{build_atomically, componentize_js, componentize_py};
+use crate::guest_cargo::{guest_build, guest_wasm};
 use crate::process::{run, venv_bin};
 use crate::toolchain::install_toolchain;
 use crate::{Example, Language, Repo};
@@ -19,10 +20,6 @@ const WIT_BINDGEN_VERSION: &str = "0.63.0";
 /// of use): packages under `example-tools/`, built into
 /// `target/example-tools/` like the other languages' examples.
 pub const RUST_EXAMPLES: [&str; 1] = ["fetch"];
-
-/// The target and profile the guest components are built with.
-const GUEST_TARGET: &str = "wasm32-wasip2";
-const GUEST_PROFILE: &str = "guest";
 
 /// Builds `language`'s first example tool (installing its toolchain first
 /// if needed) and returns the component's path.
@@ -51,36 +48,14 @@ pub fn build_named_example(repo: &Repo, example: Example) -> Result<PathBuf> {
 pub fn build_rust_example(repo: &Repo, package: &str) -> Result<PathBuf> {
     let target_dir = repo.guest_target_dir();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
-    command
-        .current_dir(repo.root())
-        .args([
-            "build",
-            "--profile",
-            GUEST_PROFILE,
-            "--target",
-            GUEST_TARGET,
-        ])
-        .args(["-p", package, "--target-dir"])
-        .arg(&target_dir);
-    // Settings for the host's compiler are not for the guest.
-    for var in [
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_RUSTFLAGS",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "CARGO_BUILD_TARGET",
-        "CARGO_TARGET_DIR",
-    ] {
-        command.env_remove(var);
-    }
-    run(&mut command)
-        .with_context(|| format!("cargo failed to build the Rust example {package}"))?;
-    let built = target_dir
-        .join(GUEST_TARGET)
-        .join(GUEST_PROFILE)
-        .join(format!("{}.wasm", package.replace('-', "_")));
+    run(&mut guest_build(
+        &cargo,
+        repo.root(),
+        &target_dir,
+        [package],
+    ))
+    .with_context(|| format!("cargo failed to build the Rust example {package}"))?;
+    let built = guest_wasm(&target_dir, package);
     let out = repo.out_dir().join(format!("{package}.wasm"));
     build_atomically(&out, |partial| {
         fs::copy(&built, partial)
@@ -255,4 +230,61 @@ pub fn regenerate_c_bindings(repo: &Repo) -> Result<PathBuf> {
         .arg(&out))
     .context("wit-bindgen failed to generate the C bindings")?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+    use std::path::Path;
+
+    use crate::guest_cargo::{
+        GUEST_PROFILE, GUEST_TARGET, HOST_ONLY_VARS, guest_build, guest_target_dir, guest_wasm,
+    };
+
+    #[test]
+    fn the_guest_build_clears_every_host_only_variable() {
+        let command = guest_build(
+            OsStr::new("cargo"),
+            Path::new("/repo"),
+            Path::new("/repo/target/guests"),
+            ["calc", "guest-echo"],
+        );
+        let envs: Vec<_> = command.get_envs().collect();
+        for var in HOST_ONLY_VARS {
+            assert!(
+                envs.contains(&(OsStr::new(var), None)),
+                "{var} is not cleared: {envs:?}"
+            );
+        }
+        assert_eq!(envs.len(), HOST_ONLY_VARS.len(), "{envs:?}");
+        let args: Vec<_> = command.get_args().collect();
+        let expected = [
+            "build",
+            "--profile",
+            GUEST_PROFILE,
+            "--target",
+            GUEST_TARGET,
+            "--target-dir",
+            "/repo/target/guests",
+            "-p",
+            "calc",
+            "-p",
+            "guest-echo",
+        ];
+        assert_eq!(args, expected.map(OsStr::new));
+        assert_eq!(command.get_current_dir(), Some(Path::new("/repo")));
+    }
+
+    #[test]
+    fn the_guest_target_dir_honours_cargo_target_dir() {
+        let root = Path::new("/repo");
+        let dir = |set: Option<&str>| guest_target_dir(root, set.map(OsStr::new));
+        assert_eq!(dir(None), Path::new("/repo/target/guests"));
+        assert_eq!(dir(Some("/tmp/t")), Path::new("/tmp/t/guests"));
+        assert_eq!(dir(Some("out/t")), Path::new("/repo/out/t/guests"));
+        assert_eq!(
+            guest_wasm(Path::new("/t/guests"), "guest-echo"),
+            Path::new("/t/guests/wasm32-wasip2/guest/guest_echo.wasm")
+        );
+    }
 }

@@ -24,6 +24,8 @@
 mod componentize;
 mod example;
 mod guest;
+#[path = "../../build/guest_cargo.rs"]
+mod guest_cargo;
 mod install;
 mod language;
 pub mod layers;

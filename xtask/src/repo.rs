@@ -101,10 +101,12 @@ impl Repo {
         self.root.join("target").join("example-tools")
     }
 
-    /// `target/guests/`, the target directory the guest components are built
-    /// in (the one `build.rs` builds the bundled examples in).
+    /// `<target>/guests/` (`<target>` is `CARGO_TARGET_DIR` when set, else
+    /// `target/`), the target directory the guest components are built in
+    /// (the one `build.rs` builds the bundled examples in).
     pub fn guest_target_dir(&self) -> PathBuf {
-        self.root.join("target").join("guests")
+        let target = std::env::var_os("CARGO_TARGET_DIR");
+        crate::guest_cargo::guest_target_dir(&self.root, target.as_deref())
     }
 
     /// The component built for `language`'s first example.

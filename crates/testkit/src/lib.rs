@@ -10,8 +10,10 @@ pub mod registry;
 pub mod token_server;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
+
+#[path = "../../../build/guest_cargo.rs"]
+mod guest_cargo;
 
 /// The test guests under `tests/guests/`, built together on first use.
 const TEST_GUESTS: &[&str] = &[
@@ -49,8 +51,8 @@ pub fn workspace_root() -> &'static Path {
 
 /// Where guest components are built: `<target>/guests`, the target
 /// directory `build.rs` uses for the bundled example tools.
-fn guest_target_dir() -> PathBuf {
-    Path::new(env!("TESTKIT_TARGET_DIR")).join("guests")
+fn guest_target_dir() -> &'static Path {
+    Path::new(env!("TESTKIT_GUEST_TARGET_DIR"))
 }
 
 /// The path of test guest `package` (e.g. `guest-hostile`), building the
@@ -62,40 +64,21 @@ pub fn guest(package: &str) -> PathBuf {
         build_test_guests();
         *built = true;
     }
-    guest_target_dir()
-        .join("wasm32-wasip2/guest")
-        .join(format!("{}.wasm", package.replace('-', "_")))
+    guest_cargo::guest_wasm(guest_target_dir(), package)
 }
 
 fn build_test_guests() {
     let cargo = std::env::var_os("CARGO")
         .or_else(|| option_env!("CARGO").map(Into::into))
         .unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
-    command
-        .current_dir(workspace_root())
-        .args([
-            "build",
-            "--profile",
-            "guest",
-            "--target",
-            "wasm32-wasip2",
-            "--target-dir",
-        ])
-        .arg(guest_target_dir());
-    for package in TEST_GUESTS {
-        command.args(["-p", package]);
-    }
-    for var in [
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "CARGO_TARGET_DIR",
-    ] {
-        command.env_remove(var);
-    }
-    let status = command.status().expect("cargo runs");
+    let status = guest_cargo::guest_build(
+        &cargo,
+        workspace_root(),
+        guest_target_dir(),
+        TEST_GUESTS.iter().copied(),
+    )
+    .status()
+    .expect("cargo runs");
     assert!(
         status.success(),
         "building the test guests failed: {status}"
