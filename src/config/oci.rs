@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::module::{LoadError, LoadErrorKind};
 use crate::oci::{OciContext, OciErrorKind, OciReference, OciRequest, PullStore, Pulled};
+use crate::policy::limit_key;
 use crate::trust::TrustRules;
 
 use super::format::{ModuleEntry, Origin};
@@ -102,7 +103,7 @@ impl OciLoader {
         context.fetch(&request).map_err(|e| {
             let kind = match e.kind {
                 OciErrorKind::NotVerified => LoadErrorKind::NotVerified,
-                OciErrorKind::Refused if e.message.contains("max_component_bytes") => {
+                OciErrorKind::Refused if e.message.contains(limit_key::max_component_bytes) => {
                     LoadErrorKind::TooLarge
                 }
                 _ => LoadErrorKind::Fetch,

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::module::{LoadError, LoadErrorKind, WasmModule};
 use crate::parallel::run_parallel;
-use crate::policy::{Access, Limits};
+use crate::policy::{Access, Limits, limit_key};
 use crate::registry::{DEFAULT_MAX_PARALLEL, ToolManager};
 use crate::sandbox::{Runtime, open_file_limit};
 
@@ -212,10 +212,11 @@ fn warn_if_files_could_run_out(most: Option<u64>, calls: usize) {
     };
     let needed = most.saturating_mul(calls as u64);
     if needed > limit {
+        let key = limit_key::max_open_files;
         tracing::warn!(
-            "{calls} calls at once, each holding up to max_open_files = {most} files, \
+            "{calls} calls at once, each holding up to {key} = {most} files, \
              may need {needed} open files, more than this process may open ({limit}): \
-             lower max_open_files or raise the limit (ulimit -n)"
+             lower {key} or raise the limit (ulimit -n)"
         );
     }
 }

@@ -24,6 +24,7 @@ pub use json::Json;
 pub use openai::{Answer, ParsedCall, is_one_call, parse_tool_call, tool_calls_of, tool_message};
 
 use crate::parallel::run_parallel;
+use crate::policy::limit_key;
 use crate::registry::ToolManager;
 use crate::tool::{Arguments, SessionId, StderrListener, Tool, ToolError, ToolErrorKind};
 use unknown::ActiveNames;
@@ -47,9 +48,10 @@ impl Ready {
         ToolError::new(
             ToolErrorKind::Timeout,
             format!(
-                "tool '{}' was not run: its batch reached its time limit of {} ms (limits.batch_timeout_ms).",
+                "tool '{}' was not run: its batch reached its time limit of {} ms (limits.{}).",
                 self.name,
-                batch_timeout.as_millis()
+                batch_timeout.as_millis(),
+                limit_key::batch_timeout_ms
             ),
         )
     }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::engine::CompileFailure;
-use crate::policy::Limits;
+use crate::policy::{Limits, limit_key};
 
 use super::load_error::{LoadError, LoadErrorKind};
 
@@ -37,8 +37,9 @@ fn too_big(name: &str, size: u64, limits: &Limits) -> LoadError {
         name,
         LoadErrorKind::TooLarge,
         format!(
-            "the component is {size} bytes, more than its limit of {} bytes (limits.max_component_bytes)",
-            limits.max_component_bytes
+            "the component is {size} bytes, more than its limit of {} bytes (limits.{})",
+            limits.max_component_bytes,
+            limit_key::max_component_bytes
         ),
     )
 }
@@ -144,20 +145,23 @@ pub(super) fn compile_failure_reason(failure: CompileFailure, limits: &Limits) -
     match failure {
         CompileFailure::Invalid(error) => compile_error_reason(&error),
         CompileFailure::TimedOut => format!(
-            "compiling it took longer than its limit of {} ms (limits.compile_timeout_ms)",
-            limits.compile_timeout_ms
+            "compiling it took longer than its limit of {} ms (limits.{})",
+            limits.compile_timeout_ms,
+            limit_key::compile_timeout_ms
         ),
         CompileFailure::OutOfMemory => format!(
-            "compiling it needed more memory than its limit of {} MiB (limits.compile_memory_mib)",
-            limits.compile_memory_mib
+            "compiling it needed more memory than its limit of {} MiB (limits.{})",
+            limits.compile_memory_mib,
+            limit_key::compile_memory_mib
         ),
         CompileFailure::Killed(signal) => format!(
             "the compile worker was killed by {} before it finished (it ran under \
-             limits of {} ms and {} MiB of address space: limits.compile_timeout_ms, \
-             limits.compile_memory_mib)",
+             limits of {} ms and {} MiB of address space: limits.{}, limits.{})",
             CompileFailure::signal_text(signal),
             limits.compile_timeout_ms,
-            limits.compile_memory_mib
+            limits.compile_memory_mib,
+            limit_key::compile_timeout_ms,
+            limit_key::compile_memory_mib
         ),
         CompileFailure::Worker(reason) => format!("it could not be compiled: {reason}"),
     }

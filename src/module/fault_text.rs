@@ -1,7 +1,7 @@
 //! The one place a [`Fault`] becomes text: for a call (what the model
 //! reads) and for `tool-info` at load (why a module did not load).
 
-use crate::policy::Limits;
+use crate::policy::{Limits, limit_key};
 use crate::sandbox::Fault;
 use crate::tool::{SessionReset, ToolError, ToolErrorKind};
 
@@ -60,25 +60,27 @@ fn text(fault: &Fault, subject: Subject<'_>, limits: &Limits) -> String {
         Subject::Call(tool) => (format!("tool '{tool}'"), true),
         Subject::ToolInfo => ("tool-info".to_string(), false),
     };
-    let key = |name: &str| {
+    // Where `tool-info` ran into a limit, the text ends with its key.
+    let tool_info_key = |before: &str, key: &str, after: &str| {
         if call {
             String::new()
         } else {
-            name.to_string()
+            format!("{before}limits.{key}{after}")
         }
     };
     let limit = if call { "its limit" } else { "the limit" };
     let end = if call { "." } else { "" };
     match fault {
         Fault::OutOfFuel => format!(
-            "{who} ran out of fuel (limit {}{}){end}",
+            "{who} ran out of {} (limit {}{}){end}",
+            limit_key::fuel,
             limits.fuel,
-            key(", limits.tool_info_fuel")
+            tool_info_key(", ", limit_key::tool_info_fuel, "")
         ),
         Fault::Timeout => format!(
             "{who} exceeded its time limit of {} ms{}{end}",
             limits.timeout_ms,
-            key(" (limits.tool_info_timeout_ms)")
+            tool_info_key(" (", limit_key::tool_info_timeout_ms, ")")
         ),
         Fault::MemoryLimit => format!(
             "{who} exceeded its memory limit of {} MiB{end}",
@@ -96,7 +98,7 @@ fn text(fault: &Fault, subject: Subject<'_>, limits: &Limits) -> String {
             };
             format!(
                 "{who} {returned}, more than {of} of {max} bytes{}{end}",
-                key(" (limits.max_tool_info_bytes)")
+                tool_info_key(" (", limit_key::max_tool_info_bytes, ")")
             )
         }
         Fault::ResourceLimit(name) => format!(

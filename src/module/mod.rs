@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{Compiled, Concurrency, describe_error};
 use crate::names;
-use crate::policy::{Access, Limits, Warm, to_usize};
+use crate::policy::{Access, Limits, Warm, limit_key, to_usize};
 use crate::sandbox::{
     self, Blueprint, CallReport, Captured, Overflow, Request, Runtime, SessionCall, Target,
     TypedCall,
@@ -509,8 +509,9 @@ fn check_state(name: &str, state_bytes: u64, limits: &Limits) -> Result<(), Load
         format!(
             "its instances would hold {state_bytes} bytes of host memory for their state \
              (globals, functions, imports), more than its memory limit of {} MiB \
-             (limits.memory_mib), which bounds that state and its linear memory together",
-            limits.memory_mib
+             (limits.{}), which bounds that state and its linear memory together",
+            limits.memory_mib,
+            limit_key::memory_mib
         ),
     ))
 }
@@ -661,7 +662,7 @@ fn cut_text(mut text: String, max: usize) -> String {
     if text.len() + PREFIX <= max {
         return text;
     }
-    let note = format!(" [cut at {max} bytes: max_output_bytes]");
+    let note = format!(" [cut at {max} bytes: {}]", limit_key::max_output_bytes);
     text.truncate(text.floor_char_boundary(max.saturating_sub(PREFIX + note.len())));
     text.push_str(&note);
     text

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::names;
-use crate::policy::{Limits, to_usize};
+use crate::policy::{Limits, limit_key, to_usize};
 use crate::sandbox::{self, Request, Target};
 use crate::tool::{ToolInfo, json_type_name};
 
@@ -55,8 +55,9 @@ fn parse_tools(module: &str, text: &str, limits: &Limits) -> Result<Vec<ModuleTo
     let max_bytes = to_usize(limits.max_tool_info_bytes);
     if text.len() > max_bytes {
         return Err(invalid(format!(
-            "tool-info returned {} bytes, more than the limit of {max_bytes} bytes (limits.max_tool_info_bytes)",
-            text.len()
+            "tool-info returned {} bytes, more than the limit of {max_bytes} bytes (limits.{})",
+            text.len(),
+            limit_key::max_tool_info_bytes
         )));
     }
     let value: Value = serde_json::from_str(text)
@@ -69,9 +70,10 @@ fn parse_tools(module: &str, text: &str, limits: &Limits) -> Result<Vec<ModuleTo
     };
     if schemas.len() as u64 > limits.max_tools {
         return Err(invalid(format!(
-            "tool-info declares {} tools, more than the limit of {} (limits.max_tools)",
+            "tool-info declares {} tools, more than the limit of {} (limits.{})",
             schemas.len(),
-            limits.max_tools
+            limits.max_tools,
+            limit_key::max_tools
         )));
     }
     let mut seen = HashSet::new();

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::policy::limit_key;
 use crate::trust::check_digest;
 
 /// An OCI image manifest.
@@ -156,7 +157,7 @@ pub fn component_layer(manifest: &Manifest, max_component_bytes: u64) -> Result<
     };
     check_descriptor(layer, max_component_bytes, "the component layer").map_err(|e| {
         if e.contains("past") {
-            format!("{e} (max_component_bytes)")
+            format!("{e} ({})", limit_key::max_component_bytes)
         } else {
             e
         }

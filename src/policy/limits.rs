@@ -2,7 +2,8 @@
 //!
 //! Every limit is written once, in the table at the end of this file; the
 //! struct, its defaults, [`Limits::SPECS`], the per-module
-//! [`LimitOverrides`], parsing, validation and display all come from it.
+//! [`LimitOverrides`], parsing, validation, display and the keys the error
+//! texts name ([`key`]) all come from it.
 
 use serde::{Deserialize, Serialize};
 
@@ -82,6 +83,17 @@ macro_rules! limits {
                 #[doc = concat!("Overrides [`Limits::", stringify!($key), "`].")]
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub $key: Option<u64>,
+            )*
+        }
+
+        /// Each limit's config key, for the texts that name it (so that a
+        /// renamed key leaves no text behind).
+        /// Not every limit is named in a text.
+        #[allow(non_upper_case_globals, dead_code)]
+        pub(crate) mod key {
+            $(
+                #[doc = concat!("`", stringify!($key), "`.")]
+                pub(crate) const $key: &str = stringify!($key);
             )*
         }
 

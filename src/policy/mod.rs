@@ -19,7 +19,7 @@ pub use http::{
     SecretHeaderGrant, TlsRoots,
 };
 pub(crate) use http::{RequestTarget, is_internal};
-pub(crate) use limits::to_usize;
 pub use limits::{Applies, LimitOverrides, LimitSpec, Limits};
+pub(crate) use limits::{key as limit_key, to_usize};
 pub use sessions::SessionLimits;
 pub use warm::Warm;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::dir_tree::Usage;
-use crate::policy::{Limits, to_usize};
+use crate::policy::{Limits, limit_key, to_usize};
 
 /// The open files, written bytes and created entries of one call, against
 /// its limits.
@@ -63,7 +63,7 @@ impl CallBudget {
         if taken.is_err() {
             self.warn_once(
                 &self.warned_files,
-                "max_open_files",
+                limit_key::max_open_files,
                 self.max_open_files as u64,
             );
             return None;
@@ -82,7 +82,11 @@ impl CallBudget {
                     .filter(|total| *total <= self.max_write_bytes)
             });
         if taken.is_err() {
-            self.warn_once(&self.warned_writes, "max_write_bytes", self.max_write_bytes);
+            self.warn_once(
+                &self.warned_writes,
+                limit_key::max_write_bytes,
+                self.max_write_bytes,
+            );
             return false;
         }
         true
@@ -101,7 +105,7 @@ impl CallBudget {
         if taken.is_err() {
             self.warn_once(
                 &self.warned_entries,
-                "max_created_entries",
+                limit_key::max_created_entries,
                 self.max_created_entries,
             );
             return false;

@@ -4,6 +4,7 @@
 use wasmtime::Trap;
 
 use crate::engine::describe_error;
+use crate::policy::limit_key;
 use crate::tool::SessionReset;
 
 /// What wasmtime says when a guest passes the host more than the store's
@@ -85,10 +86,10 @@ pub(super) fn classify(error: &wasmtime::Error, copy: HostCopy) -> Fault {
 /// only way to tell them apart; anything unrecognised stays a trap message.
 fn resource_limit(text: &str) -> Option<&'static str> {
     const KNOWN: [(&str, &str); 4] = [
-        ("instance count too high", "max_instances"),
-        ("table count too high", "max_tables"),
-        ("memory count too high", "max_memories"),
-        ("exceeds table limits", "max_table_elements"),
+        ("instance count too high", limit_key::max_instances),
+        ("table count too high", limit_key::max_tables),
+        ("memory count too high", limit_key::max_memories),
+        ("exceeds table limits", limit_key::max_table_elements),
     ];
     KNOWN
         .iter()

@@ -3,6 +3,8 @@
 
 use wasmtime::Store;
 
+use crate::policy::limit_key;
+
 use super::capture::{Capture, Captured};
 use super::fault::Fault;
 use super::guest_stderr::name_the_cause;
@@ -55,7 +57,7 @@ pub(super) fn settle(store: &Store<CallState>, outcome: Outcome) -> (Outcome, Se
     // A table refused for the memory it would take hit the memory limit,
     // whatever wasmtime's text says.
     let outcome = match outcome {
-        Err(Fault::ResourceLimit("max_table_elements")) if limiter.table_refused() => {
+        Err(Fault::ResourceLimit(limit_key::max_table_elements)) if limiter.table_refused() => {
             Err(Fault::MemoryLimit)
         }
         other => other,

@@ -16,7 +16,7 @@ use super::resolver::LOOKUPS_AT_ONCE;
 use super::scratch::Scratch;
 use super::state::{CallState, MemoryLimiter};
 use super::wasi_context::{Outputs, wasi_context};
-use crate::policy::to_usize;
+use crate::policy::{limit_key, to_usize};
 use tokio::sync::Semaphore;
 
 /// Component-model handles in one call (wasmtime: 100,000).
@@ -83,7 +83,7 @@ pub(super) fn new_store(
     store.set_max_component_handles(MAX_COMPONENT_HANDLES);
     store
         .set_fuel(limits.fuel)
-        .map_err(|e| Fault::Host(format!("cannot set fuel: {e}")))?;
+        .map_err(|e| Fault::Host(format!("cannot set {}: {e}", limit_key::fuel)))?;
     set_deadline(&mut store, deadline.clone());
     Ok(store)
 }

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::fs;
 use std::io;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// A module's path from its crate's root: `[]` for `lib.rs` or `main.rs`,
@@ -305,10 +306,41 @@ pub fn code_of(text: &str) -> String {
     blank_restricted_visibility(&code)
 }
 
+/// The string literals of `text` outside comments and `#[cfg(test)]`
+/// items: each one's line (from 1) and its text as written (escapes and
+/// line continuations kept).
+pub fn string_literals(text: &str) -> Vec<(usize, String)> {
+    let (code, literals) = scan(text);
+    let outside_tests: Vec<char> = blank_cfg_test_items(&code).chars().collect();
+    let code: Vec<char> = code.chars().collect();
+    let chars: Vec<char> = text.chars().collect();
+    literals
+        .into_iter()
+        .filter(|span| {
+            // The code just before a literal (at least its item's
+            // `#[cfg(test)]`) is blanked with the item.
+            let before = code[..span.start].iter().rposition(|c| !c.is_whitespace());
+            before.is_none_or(|at| !outside_tests[at].is_whitespace())
+        })
+        .map(|span| {
+            let line = 1 + chars[..span.start].iter().filter(|&&c| c == '\n').count();
+            (line, chars[span].iter().collect())
+        })
+        .collect()
+}
+
 /// `text` with comments and literals blanked, newlines kept.
 fn code_of_keeping_cfg_test(text: &str) -> String {
+    scan(text).0
+}
+
+/// `text` with comments and literals blanked (one character for one, so
+/// positions are kept), and the spans (in characters) of its string
+/// literals' contents.
+fn scan(text: &str) -> (String, Vec<Range<usize>>) {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
+    let mut literals = Vec::new();
     let mut i = 0;
     let blank = |out: &mut String, c: char| out.push(if c == '\n' { '\n' } else { ' ' });
     while i < chars.len() {
@@ -345,10 +377,12 @@ fn code_of_keeping_cfg_test(text: &str) -> String {
                 blank(&mut out, c);
             }
             i = open + 1;
+            let start = i;
             while i < chars.len() {
                 let closes =
                     chars[i] == '"' && (0..hashes).all(|k| chars.get(i + 1 + k) == Some(&'#'));
                 if closes {
+                    literals.push(start..i);
                     for _ in 0..=hashes {
                         out.push(' ');
                     }
@@ -359,13 +393,17 @@ fn code_of_keeping_cfg_test(text: &str) -> String {
                 i += 1;
             }
         } else if c == '"' || (c == '\'' && is_char_literal(&chars, i)) {
+            let start = i + 1;
             i = blank_quoted(&chars, i, &mut out);
+            if c == '"' {
+                literals.push(start..i.saturating_sub(1).max(start));
+            }
         } else {
             out.push(c);
             i += 1;
         }
     }
-    out
+    (out, literals)
 }
 
 /// Blanks the string or character literal whose opening quote is at `i`
@@ -857,6 +895,31 @@ fn h<'a>(x: &'a str) -> &'a str { super::super::x::y(x) }
             .map(|(line, p)| format!("{line}:{}", p.join("::")))
             .collect();
         assert_eq!(inline, ["11:super::super::x::y"]);
+    }
+
+    #[test]
+    fn string_literals_are_found_outside_comments_and_tests() {
+        let text = r##"
+// "a comment"
+fn f() -> &'static str { let c = '"'; "one \" two" }
+const R: &str = r#"raw "quoted""#;
+const E: &str = "";
+#[cfg(test)]
+mod tests { const T: &str = "test only"; }
+fn g() { h(b"bytes", "multi
+line") }
+"##;
+        let found = string_literals(text);
+        assert_eq!(
+            found,
+            [
+                (3, r#"one \" two"#.to_string()),
+                (4, r#"raw "quoted""#.to_string()),
+                (5, String::new()),
+                (8, "bytes".to_string()),
+                (8, "multi\nline".to_string()),
+            ]
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use wasmtime::component::types::{ComponentFunc, ComponentItem};
 use wasmtime::component::{Component, ComponentExportIndex, Type, Val};
 
 use crate::names;
-use crate::policy::Limits;
+use crate::policy::{Limits, limit_key};
 use crate::tool::{OUTPUT_SCHEMA_BOUNDS, ToolInfo};
 
 use super::load_error::{LoadError, LoadErrorKind};
@@ -137,9 +137,10 @@ pub(crate) fn discover(
             module,
             LoadErrorKind::InvalidToolInfo,
             format!(
-                "it exports {} functions, more than the limit of {} tools (limits.max_tools)",
+                "it exports {} functions, more than the limit of {} tools (limits.{})",
                 candidates.len(),
-                limits.max_tools
+                limits.max_tools,
+                limit_key::max_tools
             ),
         ));
     }
@@ -299,8 +300,10 @@ fn tool_info(
         schema::SchemaBuilder::new(
             module_left,
             format!(
-                "what is left of limits.max_tool_info_bytes = {max_tool_info_bytes}, which bounds \
-                 the schemas of all of one module's tools"
+                "what is left of limits.{} = {}, which bounds \
+                 the schemas of all of one module's tools",
+                limit_key::max_tool_info_bytes,
+                max_tool_info_bytes
             ),
         )
     } else {

@@ -7,6 +7,8 @@ use std::collections::HashSet;
 use serde_json::{Map, Number, Value};
 use wasmtime::component::{Type, Val};
 
+use crate::policy::limit_key;
+
 /// A wrong argument: the field's path (`p.points[2].x`), what it must be
 /// and what was given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,17 +52,22 @@ impl Budget {
                 self.left = left;
                 Ok(())
             }
-            None => Err(WrongArgument(format!(
-                "as component values they would take more than {} bytes of host memory, the \
-                 most {}; send fewer or smaller values",
-                self.total,
-                if self.by_memory {
-                    "the call's memory_mib allows"
-                } else {
-                    "allowed for arguments of this size (64 times their bytes, plus 1 MiB; at \
-                     most memory_mib)"
-                }
-            ))),
+            None => {
+                let memory = limit_key::memory_mib;
+                Err(WrongArgument(format!(
+                    "as component values they would take more than {} bytes of host memory, the \
+                     most {}; send fewer or smaller values",
+                    self.total,
+                    if self.by_memory {
+                        format!("the call's {memory} allows")
+                    } else {
+                        format!(
+                            "allowed for arguments of this size (64 times their bytes, plus 1 \
+                             MiB; at most {memory})"
+                        )
+                    }
+                )))
+            }
         }
     }
 

@@ -15,7 +15,7 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpCtx, WasiHttpH
 use super::body::{RequestBody, ResponseBody};
 use super::connect;
 use super::shared::{HttpCallParts, Shared};
-use crate::policy::{HttpAllow, to_usize};
+use crate::policy::{HttpAllow, limit_key, to_usize};
 
 /// The `wasi:http` part of a call's store: wasmtime-wasi-http's context
 /// (with the call's header size limit) and toolhost's hooks.
@@ -91,9 +91,7 @@ async fn send(
         .map_err(|size| Error::HttpRequestHeaderSectionSize(Some(size)))?;
     let body_limit = shared.limits().max_http_request_body_bytes;
     if content_length(&parts.headers).is_some_and(|len| len > body_limit) {
-        shared.note(format!(
-            "an HTTP request body was larger than max_http_request_body_bytes ({body_limit})"
-        ));
+        shared.note_request_too_large(body_limit);
         return Err(Error::HttpRequestBodySize(Some(body_limit)));
     }
     shared.add_secrets(&entry, &mut parts.headers);
@@ -117,7 +115,7 @@ async fn send(
         Ok(result) => result?,
         Err(_) => {
             if by_limit {
-                shared.note_timeout("http_connect_timeout_ms", connect_limit);
+                shared.note_timeout(limit_key::http_connect_timeout_ms, connect_limit);
             }
             return Err(Error::ConnectionTimeout);
         }
@@ -137,21 +135,21 @@ async fn send(
     let response = match answered {
         Err(_) => {
             if by_limit {
-                shared.note_timeout("http_first_byte_timeout_ms", first_byte_limit);
+                shared.note_timeout(limit_key::http_first_byte_timeout_ms, first_byte_limit);
             }
             return Err(Error::ConnectionReadTimeout);
         }
         Ok(Err(_)) if exceeded.load(Ordering::Relaxed) => {
-            shared.note(format!(
-                "an HTTP request body was larger than max_http_request_body_bytes ({body_limit})"
-            ));
+            shared.note_request_too_large(body_limit);
             return Err(Error::HttpRequestBodySize(Some(body_limit)));
         }
         Ok(Err(error)) if error.is_parse_too_large() => {
             shared.note(format!(
-                "an HTTP response had more header fields than max_http_fields ({}) or more \
-                 header bytes than max_http_fields_size ({})",
+                "an HTTP response had more header fields than {} ({}) or more \
+                 header bytes than {} ({})",
+                limit_key::max_http_fields,
                 shared.limits().max_http_fields,
+                limit_key::max_http_fields_size,
                 shared.limits().max_http_fields_size
             ));
             return Err(Error::HttpResponseHeaderSectionSize(None));

@@ -14,7 +14,7 @@ use wasmtime_wasi_http::{Error, WasiBody};
 
 use super::problem::FirstProblem;
 use super::tls::HttpClient;
-use crate::policy::{Access, HttpAllow, Limits, RequestTarget, to_usize};
+use crate::policy::{Access, HttpAllow, Limits, RequestTarget, limit_key, to_usize};
 use crate::sandbox::deadline::Deadline;
 use crate::sandbox::resolver::NameResolver;
 
@@ -105,7 +105,8 @@ impl Shared {
         let sent = self.sent.fetch_add(1, Ordering::Relaxed) + 1;
         if sent > self.limits.max_http_requests {
             self.note(format!(
-                "the call made more HTTP requests than max_http_requests ({})",
+                "the call made more HTTP requests than {} ({})",
+                limit_key::max_http_requests,
                 self.limits.max_http_requests
             ));
             return Err(Error::ConnectionLimitReached);
@@ -119,7 +120,8 @@ impl Shared {
             .try_acquire_owned()
             .map_err(|_| {
                 self.note(format!(
-                    "the call had more HTTP requests in flight than max_http_concurrent ({})",
+                    "the call had more HTTP requests in flight than {} ({})",
+                    limit_key::max_http_concurrent,
                     self.limits.max_http_concurrent
                 ));
                 Error::ConnectionLimitReached
@@ -135,16 +137,17 @@ impl Shared {
         let size_u32 = u32::try_from(size).unwrap_or(u32::MAX);
         if headers.len() as u64 > self.limits.max_http_fields {
             self.note(format!(
-                "an HTTP {what} had {} header fields, more than max_http_fields ({})",
+                "an HTTP {what} had {} header fields, more than {} ({})",
                 headers.len(),
+                limit_key::max_http_fields,
                 self.limits.max_http_fields
             ));
             return Err(size_u32);
         }
         if size as u64 > self.limits.max_http_fields_size {
             self.note(format!(
-                "an HTTP {what} had {size} bytes of header fields, more than \
-                 max_http_fields_size ({})",
+                "an HTTP {what} had {size} bytes of header fields, more than {} ({})",
+                limit_key::max_http_fields_size,
                 self.limits.max_http_fields_size
             ));
             return Err(size_u32);
@@ -177,11 +180,20 @@ impl Shared {
         ));
     }
 
+    /// Notes that a request body went past its limit, `limit` bytes.
+    pub(super) fn note_request_too_large(&self, limit: u64) {
+        self.note(format!(
+            "an HTTP request body was larger than {} ({limit})",
+            limit_key::max_http_request_body_bytes
+        ));
+    }
+
     /// Notes that a response body went past its limit.
     pub(super) fn note_response_too_large(&self) -> u64 {
         let limit = self.limits.max_http_response_body_bytes;
         self.note(format!(
-            "an HTTP response body was larger than max_http_response_body_bytes ({limit})"
+            "an HTTP response body was larger than {} ({limit})",
+            limit_key::max_http_response_body_bytes
         ));
         limit
     }
@@ -189,7 +201,8 @@ impl Shared {
     /// Notes that a response was still coming at the call's deadline.
     pub(super) fn note_deadline(&self) {
         self.note(format!(
-            "an HTTP response was cut at the call's deadline (timeout_ms = {})",
+            "an HTTP response was cut at the call's deadline ({} = {})",
+            limit_key::timeout_ms,
             self.limits.timeout_ms
         ));
     }
