@@ -51,6 +51,7 @@ mod parallel;
 mod policy;
 mod registry;
 mod sandbox;
+mod settings;
 mod small_file;
 mod tool;
 pub mod trust;
@@ -92,6 +93,7 @@ pub use registry::{
     Registered, Rule, RuleSpec, SharedController, ToolController, ToolManager,
 };
 pub use sandbox::{Runtime, RuntimeBuilder, open_file_limit};
+pub use settings::{Bounds, SettingSpec};
 pub use tool::{
     Arguments, MAX_SESSION_ID_BYTES, OUTPUT_SCHEMA_BOUNDS, OutputSchemaBounds, SessionId,
     StderrListener, Tool, ToolError, ToolErrorKind, ToolFuture, ToolInfo,

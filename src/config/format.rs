@@ -14,6 +14,7 @@ use crate::names;
 use crate::oci::{OciReference, RegistryConfig, check_registries};
 use crate::policy::{Grants, LimitOverrides, Limits, SessionLimits, Warm};
 use crate::registry::ToolController;
+use crate::settings::{Bounds, settings};
 use crate::trust::{TrustRuleConfig, check_digest, check_rules};
 
 /// The parsed `toolhost.toml`.
@@ -55,98 +56,53 @@ pub struct Config {
     pub sessions: SessionLimits,
 }
 
-/// `[serve]`: how `toolhost serve` serves the tools over the Model Context
-/// Protocol.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ServeConfig {
-    /// Tool calls run at once; a call past it is answered at once with a
-    /// "busy" error result instead of waiting.
-    pub max_calls_in_flight: u64,
-    /// Tools per page of `tools/list`.
-    pub page_size: u64,
-    /// HTTP: the `Host` header values accepted (host, or host:port); empty
-    /// means the loopback names (`localhost`, `127.0.0.1`, `::1`).
-    pub allowed_hosts: Vec<String>,
-    /// HTTP: the `Origin` header values accepted (`scheme://host[:port]`); a
-    /// request with any other `Origin` gets 403. Requests without one (not
-    /// from a browser) are not affected.
-    pub allowed_origins: Vec<String>,
-    /// The largest request: an HTTP body, or a line on stdio, in bytes.
-    pub max_request_bytes: u64,
-    /// HTTP: requests handled at once (calls included).
-    pub max_requests_in_flight: u64,
-    /// HTTP: how long a connection may take to send a request head, from
-    /// the moment it is accepted or its previous answer was sent, in
-    /// milliseconds; a connection that sends nothing is closed then.
-    pub header_timeout_ms: u64,
-    /// HTTP: how long a request's body may take to arrive once its head
-    /// has, in milliseconds (408 after that).
-    pub body_timeout_ms: u64,
-    /// HTTP: connections open at once; past it a new connection is closed
-    /// as soon as it is accepted (and counted in `/metrics`).
-    pub max_connections: u64,
-    /// HTTP: sessions (protocol 2025-11-25) open at once; a new one past it
-    /// closes the one idle longest.
-    pub max_sessions: u64,
-    /// HTTP: a session without a request for this long is closed, in
-    /// milliseconds.
-    pub session_idle_ms: u64,
-    /// On SIGTERM (or SIGINT), how long calls in flight may take to finish
-    /// before the server exits anyway, in milliseconds.
-    pub drain_timeout_ms: u64,
-    /// Tasks (the MCP Tasks extension): how long a finished task's result
-    /// is kept for `tasks/get` after the call ended, in milliseconds.
-    pub task_ttl_ms: u64,
-    /// Tasks kept at once, running and finished; a new one past it drops
-    /// the finished task that ended first.
-    pub max_tasks: u64,
-}
-
-impl Default for ServeConfig {
-    fn default() -> Self {
-        Self {
-            max_calls_in_flight: 64,
-            page_size: 100,
-            allowed_hosts: Vec::new(),
-            allowed_origins: Vec::new(),
-            max_request_bytes: 4 * 1024 * 1024,
-            max_requests_in_flight: 256,
-            header_timeout_ms: 10_000,
-            body_timeout_ms: 10_000,
-            max_connections: 512,
-            max_sessions: 1000,
-            session_idle_ms: 300_000,
-            drain_timeout_ms: 10_000,
-            task_ttl_ms: 300_000,
-            max_tasks: 1000,
-        }
-    }
-}
-
-impl ServeConfig {
-    /// Checks every number is positive; the error names the key.
-    pub fn validate(&self) -> Result<(), String> {
-        let numbers = [
-            ("max_calls_in_flight", self.max_calls_in_flight),
-            ("page_size", self.page_size),
-            ("max_request_bytes", self.max_request_bytes),
-            ("max_requests_in_flight", self.max_requests_in_flight),
-            ("header_timeout_ms", self.header_timeout_ms),
-            ("body_timeout_ms", self.body_timeout_ms),
-            ("max_connections", self.max_connections),
-            ("max_sessions", self.max_sessions),
-            ("session_idle_ms", self.session_idle_ms),
-            ("drain_timeout_ms", self.drain_timeout_ms),
-            ("task_ttl_ms", self.task_ttl_ms),
-            ("max_tasks", self.max_tasks),
-        ];
-        for (key, value) in numbers {
-            if value == 0 {
-                return Err(format!("[serve]: `{key}` must be greater than 0"));
-            }
-        }
-        Ok(())
+settings! {
+    section "serve";
+    /// `[serve]`: how `toolhost serve` serves the tools over the Model Context
+    /// Protocol.
+    #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+    pub struct ServeConfig {
+        /// Tool calls run at once; a call past it is answered at once with a
+        /// "busy" error result instead of waiting.
+        max_calls_in_flight: u64 = 64, Bounds::Positive;
+        /// Tools per page of `tools/list`.
+        page_size: u64 = 100, Bounds::Positive;
+        /// HTTP: the `Host` header values accepted (host, or host:port); empty
+        /// means the loopback names (`localhost`, `127.0.0.1`, `::1`).
+        allowed_hosts: Vec<String> = Vec::new(), Bounds::Any;
+        /// HTTP: the `Origin` header values accepted (`scheme://host[:port]`); a
+        /// request with any other `Origin` gets 403. Requests without one (not
+        /// from a browser) are not affected.
+        allowed_origins: Vec<String> = Vec::new(), Bounds::Any;
+        /// The largest request: an HTTP body, or a line on stdio, in bytes.
+        max_request_bytes: u64 = 4 * 1024 * 1024, Bounds::Positive;
+        /// HTTP: requests handled at once (calls included).
+        max_requests_in_flight: u64 = 256, Bounds::Positive;
+        /// HTTP: how long a connection may take to send a request head, from
+        /// the moment it is accepted or its previous answer was sent, in
+        /// milliseconds; a connection that sends nothing is closed then.
+        header_timeout_ms: u64 = 10_000, Bounds::Positive;
+        /// HTTP: how long a request's body may take to arrive once its head
+        /// has, in milliseconds (408 after that).
+        body_timeout_ms: u64 = 10_000, Bounds::Positive;
+        /// HTTP: connections open at once; past it a new connection is closed
+        /// as soon as it is accepted (and counted in `/metrics`).
+        max_connections: u64 = 512, Bounds::Positive;
+        /// HTTP: sessions (protocol 2025-11-25) open at once; a new one past it
+        /// closes the one idle longest.
+        max_sessions: u64 = 1000, Bounds::Positive;
+        /// HTTP: a session without a request for this long is closed, in
+        /// milliseconds.
+        session_idle_ms: u64 = 300_000, Bounds::Positive;
+        /// On SIGTERM (or SIGINT), how long calls in flight may take to finish
+        /// before the server exits anyway, in milliseconds.
+        drain_timeout_ms: u64 = 10_000, Bounds::Positive;
+        /// Tasks (the MCP Tasks extension): how long a finished task's result
+        /// is kept for `tasks/get` after the call ended, in milliseconds.
+        task_ttl_ms: u64 = 300_000, Bounds::Positive;
+        /// Tasks kept at once, running and finished; a new one past it drops
+        /// the finished task that ended first.
+        max_tasks: u64 = 1000, Bounds::Positive;
     }
 }
 

@@ -17,69 +17,75 @@
 use serde::{Deserialize, Serialize};
 use wasmtime::{Enabled, PoolingAllocationConfig};
 
+use crate::settings::{Bounds, settings};
+
 /// Core instances in the whole pool, per component instance.
 const CORE_INSTANCES_PER_CALL: u32 = 16;
 /// A table slot's elements kept resident between uses, in bytes.
 const TABLE_KEEP_RESIDENT: usize = 1 << 20;
 /// Largest values accepted, so that the reserved address space stays far
 /// below what a 64-bit process has (47 bits).
-const MAX_INSTANCES: u32 = 10_000;
-const MAX_MEMORIES: u32 = 10_000;
-const MAX_TABLES: u32 = 100_000;
+const MAX_INSTANCES: u64 = 10_000;
+const MAX_MEMORIES: u64 = 10_000;
+const MAX_TABLES: u64 = 100_000;
+/// The most memory a slot keeps resident: 1 GiB, in KiB.
+const MAX_KEEP_RESIDENT_KIB: u64 = 1024 * 1024;
 /// Bounds of the pre-instantiation keys.
-const MAX_READY_PER_MODULE: u32 = 64;
+const MAX_READY_PER_MODULE: u64 = 64;
 const MIN_READY_IDLE_MS: u64 = 100;
 const MAX_READY_IDLE_MS: u64 = 86_400_000;
 
-/// `[pool]`: the pooling instance allocator calls take their instances from.
-///
-/// The defaults suit a server with up to 256 calls in flight. Past
-/// `instances` (or `memories`, or `tables`) calls at once, a call gets an
-/// instance allocated on demand, which is slower but otherwise the same.
-/// Each memory slot reserves a little over 4 GiB of address space (not
-/// memory). After a call, a slot keeps resident exactly the pages of
-/// linear memory its instances dirtied, reset, up to `keep_resident_kib`
-/// (with the `PAGEMAP_SCAN` reset), so the next instance does not fault
-/// them in again; a module's slots hold its own dirty set and no more.
-///
-/// ```
-/// let pool: toolhost::PoolConfig = toml::from_str("instances = 64\nmemories = 128").unwrap();
-/// assert!(pool.enabled);
-/// assert_eq!(pool.instances, 64);
-/// pool.validate().unwrap();
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct PoolConfig {
-    /// Use the pool (default `true`); `false` allocates every instance on
-    /// demand.
-    pub enabled: bool,
-    /// Component instances at once: calls in flight, in all modules.
-    pub instances: u32,
-    /// Linear memories at once (a component has one or a few).
-    pub memories: u32,
-    /// Tables at once (a component has one or a few per core module).
-    pub tables: u32,
-    /// Linear memory of a slot kept resident after a call, at most, in KiB
-    /// (the dirty pages, reset; the rest is given back to the kernel).
-    pub keep_resident_kib: u32,
-    /// Slots that keep memory resident for a module no call is using right
-    /// now (they make that module's next call fast); the pool's resident
-    /// memory for a module is at most [`PoolConfig::resident_slots`] x
-    /// `keep_resident_kib` (or its instances' dirty set, if larger).
-    pub warm_slots: u32,
-    /// Fresh instances made ahead of calls, per module (default 2; 0 turns
-    /// pre-instantiation off). Each serves exactly one call.
-    pub ready_per_module: u32,
-    /// Instances made ahead of calls in all modules (default 64; with the
-    /// pool on, at most half its `instances`). Each holds at most its
-    /// module's memory limit.
-    pub ready_total: u32,
-    /// An instance made ahead that no call took for this long is dropped
-    /// (default 60000 ms).
-    pub ready_idle_ms: u64,
-    /// How a slot's memory is wiped between instances (default `"auto"`).
-    pub memory_reset: MemoryReset,
+settings! {
+    section "pool";
+    /// `[pool]`: the pooling instance allocator calls take their instances from.
+    ///
+    /// The defaults suit a server with up to 256 calls in flight. Past
+    /// `instances` (or `memories`, or `tables`) calls at once, a call gets an
+    /// instance allocated on demand, which is slower but otherwise the same.
+    /// Each memory slot reserves a little over 4 GiB of address space (not
+    /// memory). After a call, a slot keeps resident exactly the pages of
+    /// linear memory its instances dirtied, reset, up to `keep_resident_kib`
+    /// (with the `PAGEMAP_SCAN` reset), so the next instance does not fault
+    /// them in again; a module's slots hold its own dirty set and no more.
+    ///
+    /// ```
+    /// let pool: toolhost::PoolConfig = toml::from_str("instances = 64\nmemories = 128").unwrap();
+    /// assert!(pool.enabled);
+    /// assert_eq!(pool.instances, 64);
+    /// pool.validate().unwrap();
+    /// ```
+    #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+    pub struct PoolConfig {
+        /// Use the pool (default `true`); `false` allocates every instance on
+        /// demand.
+        enabled: bool = true, Bounds::Any;
+        /// Component instances at once: calls in flight, in all modules.
+        instances: u32 = 256, Bounds::Between(1, MAX_INSTANCES);
+        /// Linear memories at once (a component has one or a few).
+        memories: u32 = 512, Bounds::Between(1, MAX_MEMORIES);
+        /// Tables at once (a component has one or a few per core module).
+        tables: u32 = 1024, Bounds::Between(1, MAX_TABLES);
+        /// Linear memory of a slot kept resident after a call, at most, in KiB
+        /// (the dirty pages, reset; the rest is given back to the kernel).
+        keep_resident_kib: u32 = 1024, Bounds::AtMost(MAX_KEEP_RESIDENT_KIB);
+        /// Slots that keep memory resident for a module no call is using right
+        /// now (they make that module's next call fast); the pool's resident
+        /// memory for a module is at most [`PoolConfig::resident_slots`] x
+        /// `keep_resident_kib` (or its instances' dirty set, if larger).
+        warm_slots: u32 = 16, Bounds::Any;
+        /// Fresh instances made ahead of calls, per module (default 2; 0 turns
+        /// pre-instantiation off). Each serves exactly one call.
+        ready_per_module: u32 = 2, Bounds::AtMost(MAX_READY_PER_MODULE);
+        /// Instances made ahead of calls in all modules (default 64; with the
+        /// pool on, at most half its `instances`). Each holds at most its
+        /// module's memory limit.
+        ready_total: u32 = 64, Bounds::AtMost(MAX_INSTANCES);
+        /// An instance made ahead that no call took for this long is dropped
+        /// (default 60000 ms).
+        ready_idle_ms: u64 = 60_000, Bounds::Between(MIN_READY_IDLE_MS, MAX_READY_IDLE_MS);
+        /// How a slot's memory is wiped between instances (default `"auto"`).
+        memory_reset: MemoryReset = MemoryReset::Auto, Bounds::Any;
+    }
 }
 
 /// `[pool] memory_reset`: how a slot's linear memory is wiped before its
@@ -120,23 +126,6 @@ impl std::fmt::Display for ResetInUse {
                 f,
                 "every kept-resident page, and the rest given back to the kernel ({why})"
             ),
-        }
-    }
-}
-
-impl Default for PoolConfig {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            instances: 256,
-            memories: 512,
-            tables: 1024,
-            keep_resident_kib: 1024,
-            warm_slots: 16,
-            ready_per_module: 2,
-            ready_total: 64,
-            ready_idle_ms: 60_000,
-            memory_reset: MemoryReset::Auto,
         }
     }
 }
@@ -182,48 +171,6 @@ impl PoolConfig {
             enabled: false,
             ..Self::default()
         }
-    }
-
-    /// Checks every count is in range; the error names the key.
-    pub fn validate(&self) -> Result<(), String> {
-        let counts = [
-            ("instances", self.instances, MAX_INSTANCES),
-            ("memories", self.memories, MAX_MEMORIES),
-            ("tables", self.tables, MAX_TABLES),
-        ];
-        for (key, value, max) in counts {
-            if value == 0 || value > max {
-                return Err(format!(
-                    "[pool]: `{key}` must be between 1 and {max} (it is {value})"
-                ));
-            }
-        }
-        if self.keep_resident_kib > 1024 * 1024 {
-            return Err(format!(
-                "[pool]: `keep_resident_kib` must be at most 1048576 (1 GiB; it is {})",
-                self.keep_resident_kib
-            ));
-        }
-        if self.ready_per_module > MAX_READY_PER_MODULE {
-            return Err(format!(
-                "[pool]: `ready_per_module` must be at most {MAX_READY_PER_MODULE} (it is {})",
-                self.ready_per_module
-            ));
-        }
-        if self.ready_total > MAX_INSTANCES {
-            return Err(format!(
-                "[pool]: `ready_total` must be at most {MAX_INSTANCES} (it is {})",
-                self.ready_total
-            ));
-        }
-        if !(MIN_READY_IDLE_MS..=MAX_READY_IDLE_MS).contains(&self.ready_idle_ms) {
-            return Err(format!(
-                "[pool]: `ready_idle_ms` must be between {MIN_READY_IDLE_MS} and \
-                 {MAX_READY_IDLE_MS} (it is {})",
-                self.ready_idle_ms
-            ));
-        }
-        Ok(())
     }
 
     /// Instances made ahead of calls, in all modules at once: `ready_total`,

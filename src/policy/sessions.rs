@@ -3,59 +3,37 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The bounds of the sessions of every module with sessions on
-/// (`[sessions]` in the config).
-///
-/// A session keeps one instance per module it has called; `max` bounds
-/// those instances in all (the least recently used one is dropped for a
-/// new one), and one that has had no call for `idle_ms` is dropped. The
-/// next call of a session whose instance was dropped so is answered with
-/// an error saying its state was reset, and the call after that starts
-/// afresh.
-///
-/// ```
-/// let limits = toolhost::SessionLimits::default();
-/// assert_eq!((limits.max, limits.idle_ms), (100, 600_000));
-/// assert!(limits.validate().is_ok());
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SessionLimits {
-    /// Session instances kept at once, in all modules.
-    pub max: u64,
-    /// A session instance without a call for this long is dropped, in
-    /// milliseconds.
-    pub idle_ms: u64,
-}
+use crate::settings::{Bounds, settings};
 
 /// The most session instances `max` may allow.
 const MOST_SESSIONS: u64 = 100_000;
 /// The longest `idle_ms` accepted: a week.
 const LONGEST_IDLE_MS: u64 = 7 * 24 * 3_600_000;
 
-impl Default for SessionLimits {
-    fn default() -> Self {
-        Self {
-            max: 100,
-            idle_ms: 600_000,
-        }
-    }
-}
-
-impl SessionLimits {
-    /// Checks both bounds; the error names the key.
-    pub fn validate(&self) -> Result<(), String> {
-        for (key, value, most) in [
-            ("max", self.max, MOST_SESSIONS),
-            ("idle_ms", self.idle_ms, LONGEST_IDLE_MS),
-        ] {
-            if value == 0 || value > most {
-                return Err(format!(
-                    "[sessions]: `{key}` must be between 1 and {most} (it is {value})"
-                ));
-            }
-        }
-        Ok(())
+settings! {
+    section "sessions";
+    /// The bounds of the sessions of every module with sessions on
+    /// (`[sessions]` in the config).
+    ///
+    /// A session keeps one instance per module it has called; `max` bounds
+    /// those instances in all (the least recently used one is dropped for a
+    /// new one), and one that has had no call for `idle_ms` is dropped. The
+    /// next call of a session whose instance was dropped so is answered with
+    /// an error saying its state was reset, and the call after that starts
+    /// afresh.
+    ///
+    /// ```
+    /// let limits = toolhost::SessionLimits::default();
+    /// assert_eq!((limits.max, limits.idle_ms), (100, 600_000));
+    /// assert!(limits.validate().is_ok());
+    /// ```
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct SessionLimits {
+        /// Session instances kept at once, in all modules.
+        max: u64 = 100, Bounds::Between(1, MOST_SESSIONS);
+        /// A session instance without a call for this long is dropped, in
+        /// milliseconds.
+        idle_ms: u64 = 600_000, Bounds::Between(1, LONGEST_IDLE_MS);
     }
 }
 

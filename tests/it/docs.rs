@@ -2,8 +2,8 @@
 //! with the two commands CI runs, every TOML block of README.md and `docs/`
 //! is a config, every block copied from a file (`<!-- from: PATH -->`, or
 //! `PATH#Lx-Ly` for lines x to y) equals it, every relative
-//! link resolves, and the tables of limits and error texts are what the
-//! code gives (the texts of faults are checked in `src/module/fault_text.rs`,
+//! link resolves, and the tables of limits, settings (`[pool]`, `[serve]`,
+//! `[sessions]`) and error texts are what the code gives (the texts of faults are checked in `src/module/fault_text.rs`,
 //! where `Fault` is; those of dispatch here).
 
 use std::collections::HashSet;
@@ -12,7 +12,11 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use toolhost::Tool;
 use toolhost::config::Config;
-use toolhost::{Limits, Mode, Runtime, ToolController, ToolManager, WasmModule, bundled_module};
+use toolhost::config::ServeConfig;
+use toolhost::{
+    Bounds, Limits, Mode, PoolConfig, Runtime, SessionLimits, SettingSpec, ToolController,
+    ToolManager, WasmModule, bundled_module,
+};
 use toolhost_testkit::{guest, workspace_root};
 
 /// README.md's most lines: one page a newcomer reads.
@@ -358,6 +362,119 @@ fn the_limits_table_matches_the_code() {
                 spec.max
             )
         );
+    }
+}
+
+/// The type column the reference's table gives `spec`: `integer 1..10000
+/// (default 256)`, `boolean (default `true`)`; for other types only the end,
+/// `(default `"auto"`)`, is the table's own.
+fn type_cell(spec: &SettingSpec) -> String {
+    let default = spec.default_value();
+    let range = match spec.bounds() {
+        Bounds::Any => String::new(),
+        bounds => format!(" {bounds}"),
+    };
+    match default {
+        toml::Value::Integer(n) => format!("integer{range} (default {n})"),
+        toml::Value::Boolean(b) => format!("boolean (default `{b}`)"),
+        other => format!("(default `{other}`)"),
+    }
+}
+
+/// The rows of docs/config.md's table whose key starts with `section.`:
+/// the key without it, and the type column.
+fn setting_rows(section: &str) -> Vec<(String, String)> {
+    let page = read(&workspace_root().join("docs/config.md"));
+    let prefix = format!("| `{section}.");
+    page.lines()
+        .filter(|line| line.starts_with(&prefix))
+        .map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let key = cells[1].trim_matches('`').trim_start_matches(&prefix[3..]);
+            (key.to_string(), cells[2].to_string())
+        })
+        .collect()
+}
+
+/// The one TOML block of `page` with a `[section]` table, parsed.
+fn settings_block(page: &str, section: &str) -> toml::Table {
+    let header = format!("[{section}]");
+    let found: Vec<Block> = blocks(&workspace_root().join(page))
+        .into_iter()
+        .filter(|b| b.lang == "toml" && b.text.lines().any(|l| l.trim() == header))
+        .collect();
+    assert_eq!(found.len(), 1, "{page} has one TOML block with {header}");
+    let config: toml::Table =
+        toml::from_str(&found[0].text).unwrap_or_else(|e| panic!("{}: not TOML: {e}", found[0].at));
+    match config.get(section) {
+        Some(toml::Value::Table(table)) => table.clone(),
+        _ => panic!("{}: {header} is not a table", found[0].at),
+    }
+}
+
+/// The `[pool]`, `[serve]` and `[sessions]` tables (`settings!` in the
+/// code) are what the reference says: docs/config.md's rows for `pool.*`
+/// and `sessions.*` give each key's range and default, and the TOML
+/// examples of those sections (docs/config.md, docs/mcp.md) set every key
+/// to its default.
+#[test]
+fn the_settings_tables_match_the_code() {
+    let sections = [
+        (
+            "docs/config.md",
+            PoolConfig::SECTION,
+            PoolConfig::specs(),
+            true,
+        ),
+        (
+            "docs/mcp.md",
+            ServeConfig::SECTION,
+            ServeConfig::specs(),
+            false,
+        ),
+        (
+            "docs/config.md",
+            SessionLimits::SECTION,
+            SessionLimits::specs(),
+            true,
+        ),
+    ];
+    for (page, section, specs, tabled) in sections {
+        assert!(specs.len() >= 2, "[{section}] has its keys");
+        let keys: Vec<&str> = specs.iter().map(|s| s.key()).collect();
+        if tabled {
+            let rows = setting_rows(section);
+            let row_keys: Vec<&str> = rows.iter().map(|(k, _)| k.as_str()).collect();
+            assert_eq!(
+                row_keys, keys,
+                "docs/config.md's `{section}.*` rows, in order"
+            );
+            for ((key, cell), spec) in rows.iter().zip(&specs) {
+                let expected = type_cell(spec);
+                assert!(
+                    cell == &expected
+                        || (!expected.starts_with(['i', 'b']) && cell.ends_with(&expected)),
+                    "docs/config.md's row for `{section}.{key}` says {cell:?}; the code: {expected:?}"
+                );
+            }
+        }
+        let example = settings_block(page, section);
+        let mut written: Vec<&str> = example.keys().map(String::as_str).collect();
+        let mut all = keys.clone();
+        written.sort_unstable();
+        all.sort_unstable();
+        assert_eq!(
+            written, all,
+            "{page}'s [{section}] example states every key once"
+        );
+        for spec in &specs {
+            assert_eq!(
+                example.get(spec.key()),
+                Some(spec.default_value()),
+                "{page}'s [{section}] example: `{}` is not its default",
+                spec.key()
+            );
+        }
     }
 }
 
