@@ -34,6 +34,7 @@ mod process;
 mod python_package;
 mod repo;
 mod toolchain;
+mod wheels;
 
 pub use componentize::componentize;
 pub use example::{
@@ -50,3 +51,6 @@ pub use process::venv_bin;
 pub use python_package::install_python_test_env;
 pub use repo::Repo;
 pub use toolchain::install_toolchain;
+pub use wheels::{
+    Built, Checked, MANYLINUX, WHEELS, WheelSpec, build_wheels, test_wheels, workspace_version,
+};

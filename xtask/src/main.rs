@@ -15,6 +15,7 @@ use xtask::{
     install_mcp_client, install_python_test_env, install_toolchain, regenerate_c_bindings,
     test_sdk,
 };
+use xtask::{build_wheels, test_wheels};
 
 #[derive(Parser)]
 #[command(
@@ -51,6 +52,17 @@ enum Task {
     /// `example-tools/toolhost.toml` loads the Python, JavaScript and C ones,
     /// `example-tools/fetch.toml` the Rust `fetch`.
     BuildExamples { examples: Vec<Examples> },
+    /// Builds the wheels a user installs without Rust into target/wheels/:
+    /// the Python package `toolhost` (CPython 3.9+, abi3) and the command
+    /// `toolhost-cli`, both manylinux_2_28 x86_64 with the bundled tools,
+    /// with the pinned maturin and zig (installed into
+    /// .toolchains/wheel-tools/).
+    Wheels {
+        /// Then install each into a fresh virtual environment, away from
+        /// the source tree and with no Rust on PATH, and check it there.
+        #[arg(long)]
+        test: bool,
+    },
     /// Regenerates guest-sdk/c/bindings/ from wit/ with wit-bindgen-cli.
     CBindings,
     /// Makes a component of a core module built with the C SDK (what
@@ -177,6 +189,7 @@ fn main() -> ExitCode {
                 }),
             })
         }
+        Task::Wheels { test } => wheels(&repo, test),
         Task::CBindings => regenerate_c_bindings(&repo).map(|dir| {
             println!("C bindings: {}", dir.display());
         }),
@@ -241,5 +254,27 @@ fn componentize_file(input: &Path, output: &Path) -> anyhow::Result<()> {
     let component = componentize(&core)?;
     fs::write(output, &component).with_context(|| format!("cannot write {}", output.display()))?;
     println!("{} ({} bytes)", output.display(), component.len());
+    Ok(())
+}
+
+/// `cargo xtask wheels [--test]`: builds, then (with `--test`) checks.
+fn wheels(repo: &Repo, test: bool) -> anyhow::Result<()> {
+    let built = build_wheels(repo)?;
+    for wheel in &built {
+        println!(
+            "{}: {:.1} MiB, built in {:.0} s",
+            wheel.path.display(),
+            wheel.bytes as f64 / (1024.0 * 1024.0),
+            wheel.seconds
+        );
+    }
+    if test {
+        for checked in test_wheels(repo, &built)? {
+            println!(
+                "{}: installed in {:.1} s and checked: {}",
+                checked.wheel, checked.install_seconds, checked.seen
+            );
+        }
+    }
     Ok(())
 }

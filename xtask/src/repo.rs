@@ -95,6 +95,19 @@ impl Repo {
         self.toolchains.join("python-package")
     }
 
+    /// `.toolchains/wheel-tools/`, the folder maturin and zig are
+    /// installed in for `cargo xtask wheels`.
+    pub fn wheel_tools_dir(&self) -> PathBuf {
+        self.toolchains.join("wheel-tools")
+    }
+
+    /// `<target>/wheels/` (`<target>` is `CARGO_TARGET_DIR` when set, else
+    /// `target/`), where `cargo xtask wheels` writes the wheels.
+    pub fn wheels_dir(&self) -> PathBuf {
+        let target = std::env::var_os("CARGO_TARGET_DIR");
+        crate::guest_cargo::workspace_target_dir(&self.root, target.as_deref()).join("wheels")
+    }
+
     /// `target/example-tools/`, where the built components go (the path
     /// `example-tools/toolhost.toml` loads them from).
     pub fn out_dir(&self) -> PathBuf {

@@ -97,7 +97,7 @@ fn install_with_pip(
 }
 
 /// A Python 3.9 or newer to make virtual environments with.
-fn find_python(label: &str, retry: &str) -> Result<String> {
+pub(crate) fn find_python(label: &str, retry: &str) -> Result<String> {
     let candidates = if cfg!(windows) {
         ["python", "python3"]
     } else {

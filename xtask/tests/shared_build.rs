@@ -89,3 +89,43 @@ fn the_tests_reuse_everything_readmes_cargo_run_builds() {
         missing.join("\n")
     );
 }
+
+/// The two wheels (`cargo xtask wheels`) are built one after the other,
+/// `crates/python` alone and `crates/cli` alone: every dependency they
+/// share is built with the same features, so that the second reuses the
+/// first's build (wasmtime above all).
+#[test]
+fn the_wheels_share_one_build() {
+    let python = built_with(&["--package", "toolhost-python", "--edges", "normal,build"]);
+    let command = built_with(&["--package", "toolhost-cli", "--edges", "normal,build"]);
+    assert!(
+        python.iter().any(|l| l.starts_with("wasmtime v"))
+            && command.iter().any(|l| l.starts_with("wasmtime v")),
+        "both wheels build wasmtime"
+    );
+    let by_package = |lines: &BTreeSet<String>| {
+        let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for line in lines {
+            map.entry(package(line).to_string())
+                .or_default()
+                .insert(line.clone());
+        }
+        map
+    };
+    let (python, command) = (by_package(&python), by_package(&command));
+    let differ: Vec<String> = python
+        .iter()
+        .filter_map(|(name, lines)| {
+            let other = command.get(name)?;
+            (lines != other)
+                .then(|| format!("  {name}: the package's {lines:?}, the command's {other:?}"))
+        })
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "the wheels would compile these twice, and all that is built on them:\n{}\n\
+         Ask for the missing features in crates/workspace-hack/Cargo.toml, which both \
+         crates depend on.",
+        differ.join("\n")
+    );
+}
