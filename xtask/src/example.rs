@@ -46,6 +46,20 @@ pub fn build_named_example(repo: &Repo, example: Example) -> Result<PathBuf> {
 /// and copies the component to `target/example-tools/<package>.wasm`;
 /// returns that path.
 pub fn build_rust_example(repo: &Repo, package: &str) -> Result<PathBuf> {
+    let built = build_rust_guest(repo, package)?;
+    let out = repo.out_dir().join(format!("{package}.wasm"));
+    build_atomically(&out, |partial| {
+        fs::copy(&built, partial)
+            .map(drop)
+            .with_context(|| format!("cannot copy {}", built.display()))
+    })?;
+    Ok(out)
+}
+
+/// Builds the workspace's guest package `package` (an example tool or a
+/// test guest) as `build.rs` builds the bundled ones; returns the
+/// component's path in [`Repo::guest_target_dir`].
+pub(crate) fn build_rust_guest(repo: &Repo, package: &str) -> Result<PathBuf> {
     let target_dir = repo.guest_target_dir();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     run(&mut guest_build(
@@ -54,15 +68,8 @@ pub fn build_rust_example(repo: &Repo, package: &str) -> Result<PathBuf> {
         &target_dir,
         [package],
     ))
-    .with_context(|| format!("cargo failed to build the Rust example {package}"))?;
-    let built = guest_wasm(&target_dir, package);
-    let out = repo.out_dir().join(format!("{package}.wasm"));
-    build_atomically(&out, |partial| {
-        fs::copy(&built, partial)
-            .map(drop)
-            .with_context(|| format!("cannot copy {}", built.display()))
-    })?;
-    Ok(out)
+    .with_context(|| format!("cargo failed to build the Rust guest {package}"))?;
+    Ok(guest_wasm(&target_dir, package))
 }
 
 /// componentize-py: the example's `app` module (in `example`) with the SDK

@@ -4,7 +4,7 @@
 //! (`--test`: each installed into a fresh virtual environment, away from
 //! the source tree, with no Rust toolchain on PATH).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::Repo;
-use crate::guest_cargo::{guest_build, guest_wasm};
+use crate::example::build_rust_guest;
 use crate::process::{run, venv_bin};
 use crate::toolchain::{Pins, find_python, install_pinned};
 
@@ -48,9 +48,13 @@ pub const WHEELS: [WheelSpec; 2] = [
 /// A wheel built: its file, size and build time.
 #[derive(Debug, Clone)]
 pub struct Built {
+    /// Which wheel it is.
     pub spec: WheelSpec,
+    /// The wheel file, in [`Repo::wheels_dir`].
     pub path: PathBuf,
+    /// Its size.
     pub bytes: u64,
+    /// How long maturin took to build it.
     pub seconds: f64,
 }
 
@@ -58,8 +62,11 @@ pub struct Built {
 /// the check saw (one JSON line).
 #[derive(Debug, Clone)]
 pub struct Checked {
+    /// The wheel's file name.
     pub wheel: String,
+    /// How long `pip install` of it took.
     pub install_seconds: f64,
+    /// What `check_installed.py` saw, as one JSON object.
     pub seen: String,
 }
 
@@ -99,7 +106,13 @@ fn build_wheel(repo: &Repo, tools: &Path, out: &Path, spec: WheelSpec) -> Result
         .arg("--out")
         .arg(out)
         // maturin finds zig as `python3 -m ziglang`, the pinned one.
-        .env("PATH", prepend_path(&venv_bin(tools, "python")))
+        .env(
+            "PATH",
+            path_with(
+                &scripts_of(tools),
+                &std::env::var_os("PATH").unwrap_or_default(),
+            )?,
+        )
         .status()
         .context("cannot run maturin")?;
     if !status.success() {
@@ -134,12 +147,16 @@ fn wheels_of(dir: &Path, distribution: &str) -> Result<Vec<PathBuf>> {
     Ok(found)
 }
 
-/// PATH with the folder of `program` first.
-fn prepend_path(program: &Path) -> OsString {
-    let dir = program.parent().unwrap_or(Path::new("."));
-    let rest = std::env::var_os("PATH").unwrap_or_default();
-    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)))
-        .unwrap_or(rest)
+/// The folder of a virtual environment's programs.
+fn scripts_of(venv: &Path) -> PathBuf {
+    let python = venv_bin(venv, "python");
+    python.parent().unwrap_or(venv).to_path_buf()
+}
+
+/// A PATH with `first` before the folders of `rest`.
+fn path_with(first: &Path, rest: &OsStr) -> Result<OsString> {
+    let dirs = std::iter::once(first.to_path_buf()).chain(std::env::split_paths(rest));
+    Ok(std::env::join_paths(dirs)?)
 }
 
 /// Installs each wheel into a fresh virtual environment and checks it
@@ -175,7 +192,7 @@ impl Trial {
             work,
             app,
             script,
-            python: interpreter()?.into(),
+            python: interpreter()?,
             path: path_without_rust(),
         })
     }
@@ -184,12 +201,10 @@ impl Trial {
     /// environment but HOME and a PATH with `first` (if any) before the
     /// Rust-free one.
     fn command(&self, program: &Path, first: Option<&Path>) -> Result<Command> {
-        let path = std::env::join_paths(
-            first
-                .map(Path::to_path_buf)
-                .into_iter()
-                .chain(std::env::split_paths(&self.path)),
-        )?;
+        let path = match first {
+            Some(first) => path_with(first, &self.path)?,
+            None => self.path.clone(),
+        };
         let mut command = Command::new(program);
         command
             .env_clear()
@@ -215,16 +230,17 @@ impl Trial {
             .arg(&venv))
         .context("cannot make a virtual environment")?;
         let python = venv_bin(&venv, "python");
-        let scripts = python.parent().unwrap_or(&venv);
+        let scripts = scripts_of(&venv);
+        let scripts = Some(scripts.as_path());
         let start = Instant::now();
         run(self
-            .command(&python, Some(scripts))?
+            .command(&python, scripts)?
             .args(["-m", "pip", "install", "--quiet", "--no-index"])
             .arg(&copy))
         .with_context(|| format!("pip cannot install {}", name.to_string_lossy()))?;
         let install_seconds = start.elapsed().as_secs_f64();
         let seen = run(self
-            .command(&python, Some(scripts))?
+            .command(&python, scripts)?
             .arg(&self.script)
             .arg(wheel.spec.check))
         .with_context(|| {
@@ -234,7 +250,7 @@ impl Trial {
             )
         })?;
         let seen = String::from_utf8_lossy(&seen.stdout).trim().to_string();
-        let shown = run(self.command(&python, Some(scripts))?.args([
+        let shown = run(self.command(&python, scripts)?.args([
             "-m",
             "pip",
             "show",
@@ -252,17 +268,8 @@ impl Trial {
 /// The app folder: `hostile.wasm` (a test guest whose `trap` tool traps)
 /// and a `toolhost.toml` that loads it and the bundled `calc`.
 fn write_app(repo: &Repo, app: &Path) -> Result<()> {
-    let target = repo.guest_target_dir();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    run(&mut guest_build(
-        &cargo,
-        repo.root(),
-        &target,
-        ["guest-hostile"],
-    ))
-    .context("cannot build the test guest guest-hostile")?;
     fs::copy(
-        guest_wasm(&target, "guest-hostile"),
+        build_rust_guest(repo, "guest-hostile")?,
         app.join("hostile.wasm"),
     )?;
     fs::write(
@@ -330,8 +337,8 @@ fn path_without_rust() -> OsString {
 
 /// The Python that makes the virtual environments, by its own path (not a
 /// launcher's, such as pyenv's, which needs the environment cleared away).
-fn interpreter() -> Result<String> {
+fn interpreter() -> Result<PathBuf> {
     let python = find_python("wheel check", "cargo xtask wheels --test")?;
     let found = run(Command::new(&python).args(["-c", "import sys; print(sys.executable)"]))?;
-    Ok(String::from_utf8_lossy(&found.stdout).trim().to_string())
+    Ok(PathBuf::from(String::from_utf8_lossy(&found.stdout).trim()))
 }

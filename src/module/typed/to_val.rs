@@ -54,18 +54,18 @@ impl Budget {
             }
             None => {
                 let memory = limit_key::memory_mib;
+                let most = if self.by_memory {
+                    format!("the call's {memory} allows")
+                } else {
+                    format!(
+                        "allowed for arguments of this size (64 times their bytes, plus 1 MiB; \
+                         at most {memory})"
+                    )
+                };
                 Err(WrongArgument(format!(
                     "as component values they would take more than {} bytes of host memory, the \
-                     most {}; send fewer or smaller values",
-                    self.total,
-                    if self.by_memory {
-                        format!("the call's {memory} allows")
-                    } else {
-                        format!(
-                            "allowed for arguments of this size (64 times their bytes, plus 1 \
-                             MiB; at most {memory})"
-                        )
-                    }
+                     most {most}; send fewer or smaller values",
+                    self.total
                 )))
             }
         }
