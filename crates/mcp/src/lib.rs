@@ -79,20 +79,17 @@ fn start(source: &Source) -> anyhow::Result<(Arc<Served>, toolhost::config::Load
     Ok((Served::new(load.tools, settings)?, load.config))
 }
 
-/// Starts watching `source` for changes, reloading into `served`; the
-/// watch ends when the returned token is cancelled.
+/// Starts watching `source` for changes, reloading into `served`: the
+/// watch is in place when this returns, and ends when the returned token is
+/// cancelled.
 fn watch(
     served: &Arc<Served>,
     source: Source,
     config: toolhost::config::LoadedConfig,
 ) -> CancellationToken {
     let stop = CancellationToken::new();
-    tokio::spawn(reload::watch(
-        Arc::clone(served),
-        Arc::new(source),
-        config,
-        stop.clone(),
-    ));
+    let watching = reload::Watching::start(Arc::clone(served), Arc::new(source), config, &stop);
+    tokio::spawn(watching.run(stop.clone()));
     stop
 }
 

@@ -106,34 +106,61 @@ pub(crate) fn log_failures(failures: &[ConfigError]) {
     }
 }
 
-/// Reloads when the config or a module file changes, or on SIGHUP, until
-/// `stop` is cancelled.
-pub(crate) async fn watch(
+/// The watch of a served config: what changes are signalled on, and what
+/// a reload compares with.
+pub(crate) struct Watching {
     served: Arc<Served>,
     source: Arc<Source>,
-    first: LoadedConfig,
-    stop: CancellationToken,
-) {
-    let (tx, mut rx) = mpsc::channel::<()>(16);
-    let mut watched = source.watched(&first);
-    // The settings read once at start, which a reload does not change.
-    let running = first.config;
-    // Kept alive while the loop runs; replaced when the files change.
-    let mut _watcher = start_watcher(&watched, tx.clone());
-    spawn_sighup(tx.clone(), stop.clone());
-    loop {
-        tokio::select! {
-            () = stop.cancelled() => return,
-            event = rx.recv() => if event.is_none() { return },
+    /// The settings read once at start, which a reload does not change.
+    running: Config,
+    watched: HashSet<PathBuf>,
+    /// Kept alive while the watch runs; replaced when the files change.
+    watcher: Option<RecommendedWatcher>,
+    tx: mpsc::Sender<()>,
+    rx: mpsc::Receiver<()>,
+}
+
+impl Watching {
+    /// Starts watching the files of `first` and listening for SIGHUP: both
+    /// are in place when this returns, so a change made once the server
+    /// answers is seen. Call it within the runtime, before serving.
+    pub(crate) fn start(
+        served: Arc<Served>,
+        source: Arc<Source>,
+        first: LoadedConfig,
+        stop: &CancellationToken,
+    ) -> Self {
+        let (tx, rx) = mpsc::channel::<()>(16);
+        let watched = source.watched(&first);
+        let watcher = start_watcher(&watched, tx.clone());
+        listen_for_sighup(tx.clone(), stop.clone());
+        Self {
+            served,
+            source,
+            running: first.config,
+            watched,
+            watcher,
+            tx,
+            rx,
         }
-        tokio::time::sleep(SETTLE).await;
-        while rx.try_recv().is_ok() {}
-        if let Some(config) = reload(&served, &source).await {
-            warn_of_settings_needing_restart(&running, &config.config);
-            let now = source.watched(&config);
-            if now != watched {
-                watched = now;
-                _watcher = start_watcher(&watched, tx.clone());
+    }
+
+    /// Reloads on each change signalled, until `stop` is cancelled.
+    pub(crate) async fn run(mut self, stop: CancellationToken) {
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                event = self.rx.recv() => if event.is_none() { return },
+            }
+            tokio::time::sleep(SETTLE).await;
+            while self.rx.try_recv().is_ok() {}
+            if let Some(config) = reload(&self.served, &self.source).await {
+                warn_of_settings_needing_restart(&self.running, &config.config);
+                let now = self.source.watched(&config);
+                if now != self.watched {
+                    self.watcher = start_watcher(&now, self.tx.clone());
+                    self.watched = now;
+                }
             }
         }
     }
@@ -217,26 +244,76 @@ fn start_watcher(files: &HashSet<PathBuf>, tx: mpsc::Sender<()>) -> Option<Recom
     Some(watcher)
 }
 
-/// Sends a signal on every SIGHUP.
-fn spawn_sighup(tx: mpsc::Sender<()>, stop: CancellationToken) {
+/// Sends a signal on every SIGHUP. The handler is in place when this
+/// returns (until then, SIGHUP's default action would end the process).
+fn listen_for_sighup(tx: mpsc::Sender<()>, stop: CancellationToken) {
     #[cfg(unix)]
-    tokio::spawn(async move {
+    {
         use tokio::signal::unix::{SignalKind, signal};
         let Ok(mut hangups) = signal(SignalKind::hangup()) else {
             tracing::warn!("cannot listen for SIGHUP");
             return;
         };
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                got = hangups.recv() => {
-                    if got.is_none() {
-                        return;
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    got = hangups.recv() => {
+                        if got.is_none() {
+                            return;
+                        }
+                        tracing::info!("SIGHUP: reloading the config");
+                        let _ = tx.send(()).await;
                     }
-                    tracing::info!("SIGHUP: reloading the config");
-                    let _ = tx.send(()).await;
                 }
             }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = (tx, stop);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::ReloadLabels;
+
+    /// How many reloads of `served` took.
+    fn applied(served: &Served) -> u64 {
+        served
+            .metrics
+            .reloads
+            .get_or_create(&ReloadLabels {
+                result: ReloadResult::Applied,
+            })
+            .get()
+    }
+
+    /// A change written as soon as the watch starts, before its task has
+    /// run even once (this runtime has one thread, and the test does not
+    /// yield until the file is written), is seen: the watch is in place
+    /// when `start` returns, as it must be before the server answers.
+    #[tokio::test]
+    async fn a_change_written_as_soon_as_the_watch_starts_is_seen() {
+        let dir = std::env::temp_dir().join(format!("toolhost-reload-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let config = dir.join("toolhost.toml");
+        std::fs::write(&config, "# first\n").expect("written");
+        let runtime = Runtime::new().expect("a runtime");
+        let source = Source::new(Some(config.clone()), runtime, Box::new(|_| Ok(())));
+        let load = source.load(&[]).expect("the config loads");
+        let settings = load.config.config.serve.clone();
+        let served = Served::new(load.tools, settings).expect("served");
+        let stop = CancellationToken::new();
+        let watching = Watching::start(Arc::clone(&served), Arc::new(source), load.config, &stop);
+        tokio::spawn(watching.run(stop.clone()));
+        std::fs::write(&config, "# changed\n").expect("written");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while applied(&served) == 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-    });
+        stop.cancel();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(applied(&served), 1, "the change was not seen");
+    }
 }
