@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use toolhost::{Access, Grants, Limits, Runtime, SessionLimits, ToolManager, WasmModule};
 use xtask::{Example, Repo, build_named_example};
 
-use crate::common::{call, runtime};
+use crate::common::{caching_runtime, call};
 
 /// Builds `example` once per test run; its component's path.
 fn built(example: Example) -> PathBuf {
@@ -36,7 +36,7 @@ fn module(example: Example, scratch: bool) -> WasmModule {
     let loaded = LOADED.get_or_init(|| {
         [Example::PYTHON_EXEC, Example::JS_EXEC].map(|example| {
             let path = built(example);
-            WasmModule::from_file(runtime(), &path, None, limits())
+            WasmModule::from_file(caching_runtime(), &path, None, limits())
                 .unwrap_or_else(|e| panic!("{} loads: {e}", path.display()))
         })
     });
@@ -579,7 +579,9 @@ fn the_example_config_serves_the_interpreters() {
     let config =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("example-tools/toolhost.toml");
     let loaded = toolhost::config::LoadedConfig::discover(Some(&config)).expect("config reads");
-    let m = loaded.build_manager(runtime()).expect("every module loads");
+    let m = loaded
+        .build_manager(caching_runtime())
+        .expect("every module loads");
     let session = m.session();
     assert_eq!(
         session.call(&py_call(
@@ -607,9 +609,13 @@ fn python_with_time_for(max_created_entries: u64) -> ToolManager {
                 max_created_entries,
                 ..limits()
             };
-            let module =
-                WasmModule::from_file(runtime(), &built(Example::PYTHON_EXEC), None, limits)
-                    .expect("loads");
+            let module = WasmModule::from_file(
+                caching_runtime(),
+                &built(Example::PYTHON_EXEC),
+                None,
+                limits,
+            )
+            .expect("loads");
             loaded.push((max_created_entries, module.clone()));
             module
         }

@@ -14,6 +14,23 @@ pub fn runtime() -> &'static Runtime {
     RUNTIME.get_or_init(|| Runtime::new().expect("runtime starts"))
 }
 
+/// One runtime for the tests of components built from Python and
+/// JavaScript (tens of megabytes each, seconds to compile), with a compile
+/// cache of its own: each such component is compiled once per test run and
+/// read from the cache by the other tests that load it. The cache is
+/// emptied when the runtime starts, so every run compiles afresh; what the
+/// cache itself does is tested in `cache.rs` and `hardening/cache.rs`.
+pub fn caching_runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-compile-cache");
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).expect("the last run's compile cache is removed");
+        }
+        Runtime::with_cache_dir(&dir).expect("runtime starts")
+    })
+}
+
 /// A manager with the bundled example modules (compiled once, copied per test).
 pub fn bundled_manager() -> ToolManager {
     static MANAGER: OnceLock<ToolManager> = OnceLock::new();

@@ -14,7 +14,7 @@ use toolhost::config::LoadedConfig;
 use toolhost::{Limits, ToolManager, WasmModule};
 use xtask::{Language, Repo, build_example};
 
-use crate::common::{call, runtime};
+use crate::common::{caching_runtime, call};
 
 /// Builds `language`'s example once per test run; its component's path.
 /// Other tests wanting the same language wait for that build; different
@@ -42,7 +42,7 @@ fn built(language: Language) -> PathBuf {
 /// A manager with `language`'s example module, loaded with default limits.
 fn manager(language: Language) -> ToolManager {
     let path = built(language);
-    let module = WasmModule::from_file(runtime(), &path, None, Limits::default())
+    let module = WasmModule::from_file(caching_runtime(), &path, None, Limits::default())
         .unwrap_or_else(|e| panic!("{} loads: {e}", path.display()));
     let mut manager = ToolManager::new();
     manager.register(module).expect("registers");
@@ -373,7 +373,9 @@ fn one_config_loads_the_examples_of_every_language() {
     }
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("example-tools/toolhost.toml");
     let loaded = LoadedConfig::discover(Some(&config)).expect("config reads");
-    let m = loaded.build_manager(runtime()).expect("every module loads");
+    let m = loaded
+        .build_manager(caching_runtime())
+        .expect("every module loads");
     for name in [
         "calc_evaluate",
         "text_word_count",

@@ -15,7 +15,7 @@ use xtask::{
     Repo, build_js_component, build_js_world_component, build_python_component, build_qjs_component,
 };
 
-use crate::common::{allow_only, call, runtime, with_http};
+use crate::common::{allow_only, caching_runtime, call, with_http};
 
 fn repo() -> Repo {
     Repo::at(env!("CARGO_MANIFEST_DIR"))
@@ -113,7 +113,7 @@ fn qjs_url() -> PathBuf {
 /// A manager with the component at `path` as module `name`, granted HTTP
 /// to `allow`, under `limits`.
 fn manager(path: &Path, name: &str, allow: &[String], limits: Limits) -> ToolManager {
-    let module = WasmModule::from_file(runtime(), path, Some(name), limits)
+    let module = WasmModule::from_file(caching_runtime(), path, Some(name), limits)
         .unwrap_or_else(|e| panic!("{} loads: {e}", path.display()));
     with_http(module, allow_only(allow))
 }
@@ -297,7 +297,7 @@ fn wasip3_http_is_decided_like_wasip2_http() {
 
 /// The component at `path` loaded as module `name` with default limits.
 fn plain_module(path: &Path, name: &str) -> WasmModule {
-    WasmModule::from_file(runtime(), path, Some(name), Limits::default())
+    WasmModule::from_file(caching_runtime(), path, Some(name), Limits::default())
         .unwrap_or_else(|e| panic!("{} loads: {e}", path.display()))
 }
 

@@ -7,10 +7,11 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use crate::componentize::componentize;
-use crate::guest::{build_atomically, componentize_js, componentize_py};
+use crate::guest::{componentize_js, componentize_py};
 use crate::guest_cargo::{guest_build, guest_wasm};
 use crate::process::{run, venv_bin};
 use crate::toolchain::install_toolchain;
+use crate::up_to_date::{Inputs, build_atomically, build_unless_up_to_date};
 use crate::{Example, Language, Repo};
 
 /// The wit-bindgen-cli that generated `guest-sdk/c/bindings/`.
@@ -33,12 +34,34 @@ pub fn build_named_example(repo: &Repo, example: Example) -> Result<PathBuf> {
     let toolchain = install_toolchain(repo, example.language)?;
     let out = repo.example_component(example);
     let source = repo.example_source_dir(example);
-    build_atomically(&out, |partial| match example.language {
-        Language::Python => build_python(repo, &toolchain, &source, partial),
-        Language::JavaScript => build_js(repo, &toolchain, &source, partial),
-        Language::C => build_c(repo, &toolchain, &source, partial),
-    })
-    .with_context(|| format!("building the {example} example failed"))?;
+    let built = match example.language {
+        Language::Python => {
+            let inputs = Inputs::new(&toolchain)
+                .path(&source)?
+                .path(&repo.sdk_dir(Language::Python))?
+                .path(&repo.wit_dir())?;
+            build_unless_up_to_date(&out, inputs, |partial| {
+                build_python(repo, &toolchain, &source, partial)
+            })
+            .map(drop)
+        }
+        Language::JavaScript => {
+            let inputs = Inputs::new(&toolchain)
+                .path(&source)?
+                .path(&repo.sdk_dir(Language::JavaScript))?
+                .path(&repo.wit_dir())?;
+            build_unless_up_to_date(&out, inputs, |partial| {
+                build_js(repo, &toolchain, &source, partial)
+            })
+            .map(drop)
+        }
+        // zig and the componentizing here make the same bytes each time,
+        // in about a second: always built.
+        Language::C => {
+            build_atomically(&out, |partial| build_c(repo, &toolchain, &source, partial))
+        }
+    };
+    built.with_context(|| format!("building the {example} example failed"))?;
     Ok(out)
 }
 

@@ -3,15 +3,14 @@
 //! Python module with componentize-py. The integration tests build their
 //! test tools (`tests/guests-js/`, `tests/guests-py/`) with these.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::{Context, Result};
 
 use crate::process::{run, venv_bin};
 use crate::toolchain::{check_node, install_toolchain};
+use crate::up_to_date::{Inputs, build_unless_up_to_date};
 use crate::{Language, Repo};
 
 /// A feature of ComponentizeJS's engine (StarlingMonkey) that its
@@ -58,7 +57,10 @@ pub fn build_js_component(
 ) -> Result<PathBuf> {
     let toolchain = install_toolchain(repo, Language::JavaScript)?;
     let world = (repo.wit_dir(), "tool");
-    build_atomically(out, |partial| {
+    let inputs = js_inputs(repo, &toolchain, source, &world.0)?
+        .arg(world.1)
+        .arg(format!("{disable:?}"));
+    build_unless_up_to_date(out, inputs, |partial| {
         componentize_js(
             repo,
             &toolchain,
@@ -84,7 +86,8 @@ pub fn build_js_world_component(
     out: &Path,
 ) -> Result<PathBuf> {
     let toolchain = install_toolchain(repo, Language::JavaScript)?;
-    build_atomically(out, |partial| {
+    let inputs = js_inputs(repo, &toolchain, source, wit)?.arg(world);
+    build_unless_up_to_date(out, inputs, |partial| {
         componentize_js(repo, &toolchain, source, (wit, world), partial, &[])
     })
     .with_context(|| format!("ComponentizeJS failed to build {}", source.display()))?;
@@ -103,7 +106,8 @@ pub fn build_qjs_component(repo: &Repo, source: &Path, out: &Path) -> Result<Pat
     check_node("JavaScript toolchain", "cargo xtask toolchains js")?;
     let root = absolute(repo.root())?;
     let jco = toolchain.join("node_modules/@bytecodealliance/jco/dist/jco.js");
-    build_atomically(out, |partial| {
+    let inputs = js_inputs(repo, &toolchain, source, &repo.wit_dir())?.arg("quickjs");
+    build_unless_up_to_date(out, inputs, |partial| {
         let mut command = Command::new("node");
         command
             .arg(&jco)
@@ -147,11 +151,29 @@ pub fn build_python_component(
     let venv = install_toolchain(repo, Language::Python)?;
     let sdk = repo.sdk_dir(Language::Python);
     let python_path = [app_dir, sdk.as_path()];
-    build_atomically(out, |partial| {
+    let mut inputs = Inputs::new(&venv).arg(world).path(app_dir)?.path(&sdk)?;
+    for dir in wit {
+        inputs = inputs.path(dir)?;
+    }
+    build_unless_up_to_date(out, inputs, |partial| {
         componentize_py(&venv, wit, world, "app", &python_path, partial)
     })
     .with_context(|| format!("componentize-py failed to build {}", app_dir.display()))?;
     Ok(out.to_path_buf())
+}
+
+/// What a JavaScript component is built from: the toolchain, the folder of
+/// `source` (the files it imports beside it), the SDK and the WIT folder.
+fn js_inputs(repo: &Repo, toolchain: &Path, source: &Path, wit: &Path) -> Result<Inputs> {
+    let folder = source
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Inputs::new(toolchain)
+        .arg(source.file_name().unwrap_or_default())
+        .path(folder)?
+        .path(&repo.sdk_dir(Language::JavaScript))?
+        .path(wit)
 }
 
 /// ComponentizeJS (the toolchain's, in `toolchain`): `source` into `out`,
@@ -216,27 +238,6 @@ pub(crate) fn componentize_py(
         .env("PYTHONDONTWRITEBYTECODE", "1");
     run(&mut command)?;
     Ok(())
-}
-
-/// Runs `build` to write a component beside `out` and renames it to `out`,
-/// so a failed build never leaves a truncated component where a config or
-/// a test would load it. The partial file's name is unique to this build,
-/// so builds of the same `out` at once do not write into each other's.
-pub(crate) fn build_atomically(out: &Path, build: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    static BUILDS: AtomicU32 = AtomicU32::new(0);
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let n = BUILDS.fetch_add(1, Ordering::Relaxed);
-    let partial = out.with_extension(format!("partial-{}-{n}.wasm", std::process::id()));
-    let built = build(&partial).and_then(|()| {
-        fs::rename(&partial, out)
-            .with_context(|| format!("cannot move the component to {}", out.display()))
-    });
-    if built.is_err() {
-        let _ = fs::remove_file(&partial);
-    }
-    built
 }
 
 /// `path` made absolute against the current folder.

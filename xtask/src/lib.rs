@@ -34,6 +34,7 @@ mod process;
 mod python_package;
 mod repo;
 mod toolchain;
+mod up_to_date;
 mod wheels;
 
 pub use componentize::componentize;
@@ -51,6 +52,7 @@ pub use process::venv_bin;
 pub use python_package::install_python_test_env;
 pub use repo::Repo;
 pub use toolchain::install_toolchain;
+pub use up_to_date::forget_inputs;
 pub use wheels::{
     Built, Checked, MANYLINUX, WHEELS, WheelSpec, build_wheels, test_wheels, workspace_version,
 };

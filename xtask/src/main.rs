@@ -50,7 +50,9 @@ enum Task {
     /// Builds the example tools into target/example-tools/ (installing
     /// toolchains as needed; all unless some are named):
     /// `example-tools/toolhost.toml` loads the Python, JavaScript and C ones,
-    /// `example-tools/fetch.toml` the Rust `fetch`.
+    /// `example-tools/fetch.toml` the Rust `fetch`. A Python or JavaScript
+    /// example whose sources, SDK, WIT and toolchain have not changed since
+    /// its last build is kept.
     BuildExamples { examples: Vec<Examples> },
     /// Builds the wheels a user installs without Rust into target/wheels/:
     /// the Python package `toolhost` (CPython 3.9+, abi3) and the command
@@ -206,7 +208,9 @@ fn main() -> ExitCode {
             wit,
             world,
         } => {
-            let built = match with {
+            // Built each time: a file given here may import others that
+            // the record of its inputs does not cover.
+            let built = xtask::forget_inputs(&output).and_then(|()| match with {
                 Builder::Js => build_js_component(&repo, &source, &output, &disable),
                 Builder::Qjs => build_qjs_component(&repo, &source, &output),
                 Builder::Python => {
@@ -219,7 +223,7 @@ fn main() -> ExitCode {
                     let world = world.as_deref().unwrap_or("tool");
                     build_python_component(&repo, &source, &wit, world, &output)
                 }
-            };
+            });
             built.map(|component| println!("{}", component.display()))
         }
     };
