@@ -34,32 +34,22 @@ pub fn build_named_example(repo: &Repo, example: Example) -> Result<PathBuf> {
     let toolchain = install_toolchain(repo, example.language)?;
     let out = repo.example_component(example);
     let source = repo.example_source_dir(example);
-    let built = match example.language {
-        Language::Python => {
-            let inputs = Inputs::new(&toolchain)
-                .path(&source)?
-                .path(&repo.sdk_dir(Language::Python))?
-                .path(&repo.wit_dir())?;
-            build_unless_up_to_date(&out, inputs, |partial| {
-                build_python(repo, &toolchain, &source, partial)
-            })
-            .map(drop)
-        }
-        Language::JavaScript => {
-            let inputs = Inputs::new(&toolchain)
-                .path(&source)?
-                .path(&repo.sdk_dir(Language::JavaScript))?
-                .path(&repo.wit_dir())?;
-            build_unless_up_to_date(&out, inputs, |partial| {
-                build_js(repo, &toolchain, &source, partial)
-            })
-            .map(drop)
-        }
+    let language = example.language;
+    let build = |partial: &Path| match language {
+        Language::Python => build_python(repo, &toolchain, &source, partial),
+        Language::JavaScript => build_js(repo, &toolchain, &source, partial),
+        Language::C => build_c(repo, &toolchain, &source, partial),
+    };
+    let built = if language == Language::C {
         // zig and the componentizing here make the same bytes each time,
         // in about a second: always built.
-        Language::C => {
-            build_atomically(&out, |partial| build_c(repo, &toolchain, &source, partial))
-        }
+        build_atomically(&out, build)
+    } else {
+        let inputs = Inputs::new(&toolchain)
+            .path(&source)?
+            .path(&repo.sdk_dir(language))?
+            .path(&repo.wit_dir())?;
+        build_unless_up_to_date(&out, inputs, build).map(drop)
     };
     built.with_context(|| format!("building the {example} example failed"))?;
     Ok(out)
