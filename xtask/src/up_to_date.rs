@@ -118,14 +118,11 @@ pub(crate) fn build_unless_up_to_date(
 ) -> Result<bool> {
     let digest = inputs.digest();
     let stamp = stamp_of(out);
-    let recorded = fs::read_to_string(&stamp).ok();
-    if out.is_file() && recorded.as_deref() == Some(digest.as_str()) {
+    if out.is_file() && fs::read_to_string(&stamp).is_ok_and(|recorded| recorded == digest) {
         return Ok(false);
     }
     // A component without its stamp is never taken for an up-to-date one.
-    if recorded.is_some() {
-        forget_inputs(out)?;
-    }
+    forget_inputs(out)?;
     build_atomically(out, build)?;
     fs::write(&stamp, &digest).with_context(|| format!("cannot write {}", stamp.display()))?;
     Ok(true)
