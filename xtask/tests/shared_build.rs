@@ -10,7 +10,8 @@
 //! the two commands' lists. `crates/workspace-hack` is where a difference
 //! is made up for.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::process::Command;
 
 use xtask::Repo;
@@ -128,4 +129,181 @@ fn the_wheels_share_one_build() {
          crates depend on.",
         differ.join("\n")
     );
+}
+
+/// `cargo xtask` (.ci/run's wheels step, README's `cargo xtask
+/// build-examples`) builds the xtask package alone, right after
+/// `cargo test --workspace` has built it with the rest: it compiles nothing
+/// the tests have not compiled already.
+///
+/// `cargo tree` shows one feature list per package and kind, which is not
+/// always what is compiled (a dependency reached through a dev-dependency
+/// is listed with fewer features than it is built with), so this compares
+/// the compilations themselves: `--unit-graph`, which prints them without
+/// building anything.
+#[test]
+fn cargo_xtask_reuses_the_tests_build() {
+    let xtask = UnitGraph::of(&["build", "--package", "xtask"]);
+    let tests = UnitGraph::of(&["test", "--workspace", "--no-run"]);
+    assert!(
+        xtask
+            .units
+            .iter()
+            .any(|u| u.package().starts_with("wit-component@")),
+        "cargo xtask builds wit-component"
+    );
+    let built: BTreeSet<u64> = (0..tests.units.len()).map(|i| tests.key(i)).collect();
+    // The compilations cargo xtask makes afresh although each of their own
+    // dependencies is reused: where the features part.
+    let first: Vec<String> = (0..xtask.units.len())
+        .filter(|&i| !built.contains(&xtask.key(i)))
+        .filter(|&i| {
+            let unit = &xtask.units[i];
+            unit.package() != "xtask"
+                && unit
+                    .dependencies
+                    .iter()
+                    .all(|d| built.contains(&xtask.key(d.index)))
+        })
+        .map(|i| {
+            let unit = &xtask.units[i];
+            let in_tests: Vec<String> = tests
+                .units
+                .iter()
+                .filter(|t| t.pkg_id == unit.pkg_id && t.mode == unit.mode)
+                .map(|t| {
+                    format!(
+                        "[{}] on {}",
+                        t.features.join(","),
+                        tests.dependency_features(t).join(", ")
+                    )
+                })
+                .collect();
+            format!(
+                "  {} ({}) with [{}] on {}; the tests build it with {}",
+                unit.package(),
+                unit.mode,
+                unit.features.join(","),
+                xtask.dependency_features(unit).join(", "),
+                in_tests.join(" or ")
+            )
+        })
+        .collect();
+    assert!(
+        first.is_empty(),
+        "cargo xtask would compile these again, and all that is built on them:\n{}\n\
+         Ask in xtask/Cargo.toml for the features the tests' build has (under \
+         [build-dependencies] for what build scripts and proc macros use); \
+         `cargo tree -i NAME -e features` shows who asks for which.",
+        first.join("\n")
+    );
+}
+
+/// What cargo would compile for a command, from `--unit-graph`.
+#[derive(serde::Deserialize)]
+struct UnitGraph {
+    units: Vec<Unit>,
+}
+
+/// One compilation.
+#[derive(serde::Deserialize)]
+struct Unit {
+    pkg_id: String,
+    target: serde_json::Value,
+    profile: serde_json::Map<String, serde_json::Value>,
+    platform: serde_json::Value,
+    mode: String,
+    features: Vec<String>,
+    dependencies: Vec<Dependency>,
+}
+
+#[derive(serde::Deserialize)]
+struct Dependency {
+    index: usize,
+}
+
+impl Unit {
+    /// `name@version`.
+    fn package(&self) -> &str {
+        self.pkg_id.rsplit('#').next().unwrap_or(&self.pkg_id)
+    }
+}
+
+impl UnitGraph {
+    /// The graph of `cargo ARGS --unit-graph` at the workspace's root. The
+    /// option is unstable; RUSTC_BOOTSTRAP lets this stable cargo print it.
+    fn of(args: &[&str]) -> Self {
+        let repo = Repo::from_manifest_dir();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = Command::new(cargo)
+            .current_dir(repo.root())
+            .env("RUSTC_BOOTSTRAP", "1")
+            .args(args)
+            .args([
+                "--locked",
+                "--offline",
+                "--unit-graph",
+                "-Z",
+                "unstable-options",
+            ])
+            .output()
+            .expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "`cargo {} --unit-graph` failed (it reads only what cargo has downloaded: \
+             `cargo fetch` downloads the rest):\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("cargo's unit graph is JSON")
+    }
+
+    /// What makes cargo compile unit `index` apart from another: its
+    /// package, target, mode, features, platform and profile settings (not
+    /// the profile's name, which cargo leaves out too), and the same of each
+    /// unit it depends on.
+    fn key(&self, index: usize) -> u64 {
+        let mut keys = HashMap::new();
+        self.key_memo(index, &mut keys)
+    }
+
+    fn key_memo(&self, index: usize, keys: &mut HashMap<usize, u64>) -> u64 {
+        if let Some(key) = keys.get(&index) {
+            return *key;
+        }
+        let unit = &self.units[index];
+        let mut dependencies: Vec<u64> = unit
+            .dependencies
+            .iter()
+            .map(|d| self.key_memo(d.index, keys))
+            .collect();
+        dependencies.sort_unstable();
+        let mut profile = unit.profile.clone();
+        profile.remove("name");
+        let mut hasher = DefaultHasher::new();
+        (
+            &unit.pkg_id,
+            unit.target.to_string(),
+            serde_json::Value::Object(profile).to_string(),
+            unit.platform.to_string(),
+            &unit.mode,
+            &unit.features,
+            dependencies,
+        )
+            .hash(&mut hasher);
+        let key = hasher.finish();
+        keys.insert(index, key);
+        key
+    }
+
+    /// Each dependency of `unit` with its features.
+    fn dependency_features(&self, unit: &Unit) -> Vec<String> {
+        unit.dependencies
+            .iter()
+            .map(|d| {
+                let dep = &self.units[d.index];
+                format!("{} [{}]", dep.package(), dep.features.join(","))
+            })
+            .collect()
+    }
 }
