@@ -152,18 +152,17 @@ fn cargo_xtask_reuses_the_tests_build() {
             .any(|u| u.package().starts_with("wit-component@")),
         "cargo xtask builds wit-component"
     );
-    let built: BTreeSet<u64> = (0..tests.units.len()).map(|i| tests.key(i)).collect();
+    let built: BTreeSet<u64> = tests.keys().into_iter().collect();
+    let keys = xtask.keys();
     // The compilations cargo xtask makes afresh although each of their own
     // dependencies is reused: where the features part.
     let first: Vec<String> = (0..xtask.units.len())
-        .filter(|&i| !built.contains(&xtask.key(i)))
+        .filter(|&i| !built.contains(&keys[i]))
         .filter(|&i| {
-            let unit = &xtask.units[i];
-            unit.package() != "xtask"
-                && unit
-                    .dependencies
-                    .iter()
-                    .all(|d| built.contains(&xtask.key(d.index)))
+            xtask.units[i]
+                .dependencies
+                .iter()
+                .all(|d| built.contains(&keys[d.index]))
         })
         .map(|i| {
             let unit = &xtask.units[i];
@@ -223,9 +222,16 @@ struct Dependency {
 }
 
 impl Unit {
-    /// `name@version`.
-    fn package(&self) -> &str {
-        self.pkg_id.rsplit('#').next().unwrap_or(&self.pkg_id)
+    /// `name@version`. An id ends in `#name@version`, or for a package in a
+    /// folder of its name, in `/name#version`.
+    fn package(&self) -> String {
+        let (source, tail) = self.pkg_id.rsplit_once('#').unwrap_or(("", &self.pkg_id));
+        if tail.contains('@') {
+            tail.to_string()
+        } else {
+            let name = source.rsplit('/').next().unwrap_or(source);
+            format!("{name}@{tail}")
+        }
     }
 }
 
@@ -258,16 +264,18 @@ impl UnitGraph {
         serde_json::from_slice(&out.stdout).expect("cargo's unit graph is JSON")
     }
 
-    /// What makes cargo compile unit `index` apart from another: its
+    /// For each unit, what makes cargo compile it apart from another: its
     /// package, target, mode, features, platform and profile settings (not
     /// the profile's name, which cargo leaves out too), and the same of each
     /// unit it depends on.
-    fn key(&self, index: usize) -> u64 {
+    fn keys(&self) -> Vec<u64> {
         let mut keys = HashMap::new();
-        self.key_memo(index, &mut keys)
+        (0..self.units.len())
+            .map(|index| self.key(index, &mut keys))
+            .collect()
     }
 
-    fn key_memo(&self, index: usize, keys: &mut HashMap<usize, u64>) -> u64 {
+    fn key(&self, index: usize, keys: &mut HashMap<usize, u64>) -> u64 {
         if let Some(key) = keys.get(&index) {
             return *key;
         }
@@ -275,7 +283,7 @@ impl UnitGraph {
         let mut dependencies: Vec<u64> = unit
             .dependencies
             .iter()
-            .map(|d| self.key_memo(d.index, keys))
+            .map(|d| self.key(d.index, keys))
             .collect();
         dependencies.sort_unstable();
         let mut profile = unit.profile.clone();
