@@ -1,201 +1,169 @@
-//! README's two commands share one build: everything `cargo run` compiles
-//! (wasmtime above all) is compiled with the same features by
-//! `cargo test --workspace`, so the tests reuse it instead of compiling it
-//! again.
+//! The builds that follow one another share what they compile. Cargo
+//! compiles a dependency with the union of the features that the packages
+//! of one command ask for, so a command that builds fewer packages than the
+//! one before it can ask for other features and compile the dependency,
+//! and everything built on it, again. These compare what the commands
+//! would compile, without building anything: cargo's unit graph
+//! (`--unit-graph`), one unit per compilation.
 //!
-//! Cargo builds a dependency with the union of the features that the
-//! packages of one command ask for, and the tests build more packages than
-//! `cargo run` does. `cargo tree` shows each package with the features a
-//! command would build it with, without building anything; this compares
-//! the two commands' lists. `crates/workspace-hack` is where a difference
-//! is made up for.
+//! - README's `cargo run`, then `cargo test --workspace`, which reuses it
+//!   (`crates/workspace-hack` asks for the tests' features in `cargo run`);
+//! - `cargo xtask` (.ci/run's wheels step, README's `cargo xtask
+//!   build-examples`) after the tests (xtask's manifest asks for them);
+//! - the two wheels, the command's after the package's (the workspace hack
+//!   asks, in the package's build, for the command's features).
+//!
+//! `cargo tree` is not enough for this: it shows one feature list per
+//! package and kind, and a dependency reached through a dev-dependency is
+//! listed with fewer features than it is compiled with.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::process::Command;
 
 use xtask::Repo;
 
-/// Every package `cargo tree` lists for `args` (run at the workspace's
-/// root), with the features it is built with: `name version [features]`.
-fn built_with(args: &[&str]) -> BTreeSet<String> {
-    let repo = Repo::from_manifest_dir();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(repo.root())
-        .args([
-            "tree",
-            "--locked",
-            "--offline",
-            "--no-dedupe",
-            "--prefix",
-            "none",
-        ])
-        .args(["--format", "{p} [{f}]"])
-        .args(args)
-        .output()
-        .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "`cargo tree {}` failed (it reads only what cargo has downloaded: \
-         `cargo fetch` downloads the rest):\n{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        // Workspace members are shown with their folder; only names matter.
-        .map(|l| match (l.find(" ("), l.rfind(") [")) {
-            (Some(start), Some(end)) if start < end => format!("{}{}", &l[..start], &l[end + 1..]),
-            _ => l.to_string(),
-        })
-        .collect()
-}
-
-/// The package's name and version in a `built_with` line.
-fn package(line: &str) -> &str {
-    line.split(" [").next().unwrap_or(line)
-}
-
 #[test]
 fn the_tests_reuse_everything_readmes_cargo_run_builds() {
-    // README: `cargo run -- ...` at the root (its default members, no dev
-    // dependencies), then `cargo test --workspace` (every member, with them).
-    let run = built_with(&["--edges", "normal,build"]);
-    let test = built_with(&["--workspace", "--edges", "normal,build,dev"]);
+    // README: `cargo run -- ...` at the root (its default members), then
+    // `cargo test --workspace`.
+    let run = UnitGraph::of(&["build"]);
+    let tests = UnitGraph::of(&["test", "--workspace", "--no-run"]);
+    assert!(run.builds("wasmtime@"), "cargo run builds wasmtime");
+    let again = compiled_again(&run, &tests, |_| true);
     assert!(
-        run.iter().any(|l| l.starts_with("wasmtime v")),
-        "cargo run builds wasmtime: {run:?}"
-    );
-
-    let mut in_tests: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for line in &test {
-        in_tests.entry(package(line)).or_default().push(line);
-    }
-    let missing: Vec<String> = run
-        .difference(&test)
-        .map(|line| {
-            let tests = in_tests.get(package(line)).cloned().unwrap_or_default();
-            format!("  cargo run builds {line}; the tests build {tests:?}")
-        })
-        .collect();
-    assert!(
-        missing.is_empty(),
+        again.is_empty(),
         "the tests would compile these again, and all that is built on them:\n{}\n\
          Ask for the tests' features in crates/workspace-hack/Cargo.toml: under \
          [dependencies] for what the program links, under [build-dependencies] for \
          what build scripts and proc macros use (`cargo tree -i NAME -e features` \
          shows who asks for which).",
-        missing.join("\n")
+        again.join("\n")
     );
 }
 
-/// The two wheels (`cargo xtask wheels`) are built one after the other,
-/// `crates/python` alone and `crates/cli` alone: every dependency they
-/// share is built with the same features, so that the second reuses the
-/// first's build (wasmtime above all).
-#[test]
-fn the_wheels_share_one_build() {
-    let python = built_with(&["--package", "toolhost-python", "--edges", "normal,build"]);
-    let command = built_with(&["--package", "toolhost-cli", "--edges", "normal,build"]);
-    assert!(
-        python.iter().any(|l| l.starts_with("wasmtime v"))
-            && command.iter().any(|l| l.starts_with("wasmtime v")),
-        "both wheels build wasmtime"
-    );
-    let by_package = |lines: &BTreeSet<String>| {
-        let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for line in lines {
-            map.entry(package(line).to_string())
-                .or_default()
-                .insert(line.clone());
-        }
-        map
-    };
-    let (python, command) = (by_package(&python), by_package(&command));
-    let differ: Vec<String> = python
-        .iter()
-        .filter_map(|(name, lines)| {
-            let other = command.get(name)?;
-            (lines != other)
-                .then(|| format!("  {name}: the package's {lines:?}, the command's {other:?}"))
-        })
-        .collect();
-    assert!(
-        differ.is_empty(),
-        "the wheels would compile these twice, and all that is built on them:\n{}\n\
-         Ask for the missing features in crates/workspace-hack/Cargo.toml, which both \
-         crates depend on.",
-        differ.join("\n")
-    );
-}
-
-/// `cargo xtask` (.ci/run's wheels step, README's `cargo xtask
-/// build-examples`) builds the xtask package alone, right after
+/// `cargo xtask` builds the xtask package alone, right after
 /// `cargo test --workspace` has built it with the rest: it compiles nothing
 /// the tests have not compiled already.
-///
-/// `cargo tree` shows one feature list per package and kind, which is not
-/// always what is compiled (a dependency reached through a dev-dependency
-/// is listed with fewer features than it is built with), so this compares
-/// the compilations themselves: `--unit-graph`, which prints them without
-/// building anything.
 #[test]
 fn cargo_xtask_reuses_the_tests_build() {
     let xtask = UnitGraph::of(&["build", "--package", "xtask"]);
     let tests = UnitGraph::of(&["test", "--workspace", "--no-run"]);
     assert!(
-        xtask
-            .units
-            .iter()
-            .any(|u| u.package().starts_with("wit-component@")),
+        xtask.builds("wit-component@"),
         "cargo xtask builds wit-component"
     );
-    let built: BTreeSet<u64> = tests.keys().into_iter().collect();
-    let keys = xtask.keys();
-    // The compilations cargo xtask makes afresh although each of their own
-    // dependencies is reused: where the features part.
-    let first: Vec<String> = (0..xtask.units.len())
-        .filter(|&i| !built.contains(&keys[i]))
-        .filter(|&i| {
-            xtask.units[i]
-                .dependencies
-                .iter()
-                .all(|d| built.contains(&keys[d.index]))
-        })
-        .map(|i| {
-            let unit = &xtask.units[i];
-            let in_tests: Vec<String> = tests
-                .units
-                .iter()
-                .filter(|t| t.pkg_id == unit.pkg_id && t.mode == unit.mode)
-                .map(|t| {
-                    format!(
-                        "[{}] on {}",
-                        t.features.join(","),
-                        tests.dependency_features(t).join(", ")
-                    )
-                })
-                .collect();
-            format!(
-                "  {} ({}) with [{}] on {}; the tests build it with {}",
-                unit.package(),
-                unit.mode,
-                unit.features.join(","),
-                xtask.dependency_features(unit).join(", "),
-                in_tests.join(" or ")
-            )
-        })
-        .collect();
+    let again = compiled_again(&xtask, &tests, |_| true);
     assert!(
-        first.is_empty(),
+        again.is_empty(),
         "cargo xtask would compile these again, and all that is built on them:\n{}\n\
          Ask in xtask/Cargo.toml for the features the tests' build has (under \
          [build-dependencies] for what build scripts and proc macros use); \
          `cargo tree -i NAME -e features` shows who asks for which.",
-        first.join("\n")
+        again.join("\n")
     );
+}
+
+/// The two wheels (`cargo xtask wheels`) are built one after the other, as
+/// maturin builds them (release, for an explicit target, with the features
+/// their pyproject.toml gives): `crates/python`'s library, then
+/// `crates/cli`'s binary, which compiles again nothing the two share.
+#[test]
+fn the_wheels_share_one_build() {
+    let target = host_triple();
+    let release = ["--release", "--target", target.as_str()];
+    let features = maturin_features("crates/python/pyproject.toml");
+    let mut python = vec!["build", "--package", "toolhost-python", "--lib"];
+    python.extend(release);
+    if !features.is_empty() {
+        python.extend(["--features", features.as_str()]);
+    }
+    let mut command = vec!["build", "--package", "toolhost-cli", "--bin", "toolhost"];
+    command.extend(release);
+    let (python, command) = (UnitGraph::of(&python), UnitGraph::of(&command));
+    assert!(
+        python.builds("wasmtime@") && command.builds("wasmtime@"),
+        "both wheels build wasmtime"
+    );
+    let shared: BTreeSet<String> = python.units.iter().map(Unit::package).collect();
+    let again = compiled_again(&command, &python, |unit| shared.contains(&unit.package()));
+    assert!(
+        again.is_empty(),
+        "the command's wheel would compile these again, and all that is built on them:\n{}\n\
+         Ask for the command's features in crates/workspace-hack/Cargo.toml, which both \
+         crates depend on.",
+        again.join("\n")
+    );
+}
+
+/// The units of `built` that `should_reuse` says are in `before` but are
+/// not, the first of each chain only (those none of whose dependencies is
+/// one): each with its features and its dependencies' in both builds.
+fn compiled_again(
+    built: &UnitGraph,
+    before: &UnitGraph,
+    should_reuse: impl Fn(&Unit) -> bool,
+) -> Vec<String> {
+    let reused: BTreeSet<u64> = before.keys().into_iter().collect();
+    let keys = built.keys();
+    let parts = |i: usize| should_reuse(&built.units[i]) && !reused.contains(&keys[i]);
+    (0..built.units.len())
+        .filter(|&i| parts(i) && !built.units[i].dependencies.iter().any(|d| parts(d.index)))
+        .map(|i| {
+            let unit = &built.units[i];
+            let earlier: Vec<String> = before
+                .units
+                .iter()
+                .filter(|u| u.pkg_id == unit.pkg_id && u.mode == unit.mode)
+                .map(|u| before.describe(u))
+                .collect();
+            format!(
+                "  {} ({}) with {}; the build before has it with {}",
+                unit.package(),
+                unit.mode,
+                built.describe(unit),
+                if earlier.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    earlier.join(" or ")
+                }
+            )
+        })
+        .collect()
+}
+
+/// The host's target triple, which maturin builds for with `--zig`.
+fn host_triple() -> String {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let out = Command::new(rustc).arg("-vV").output().expect("rustc runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names the host")
+        .to_string()
+}
+
+/// The `features` of a pyproject.toml's `[tool.maturin]`, comma-separated.
+fn maturin_features(pyproject: &str) -> String {
+    let path = Repo::from_manifest_dir().root().join(pyproject);
+    let text = std::fs::read_to_string(&path).expect("the pyproject is readable");
+    let table = text
+        .split("[tool.maturin]")
+        .nth(1)
+        .expect("the pyproject has [tool.maturin]");
+    let table = table.split("\n[").next().unwrap_or(table);
+    table
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("features = "))
+        .map(|list| {
+            list.trim_matches(['[', ']'])
+                .split(',')
+                .map(|f| f.trim().trim_matches('"'))
+                .filter(|f| !f.is_empty())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default()
 }
 
 /// What cargo would compile for a command, from `--unit-graph`.
@@ -304,14 +272,26 @@ impl UnitGraph {
         key
     }
 
-    /// Each dependency of `unit` with its features.
-    fn dependency_features(&self, unit: &Unit) -> Vec<String> {
-        unit.dependencies
+    /// Whether a unit's package is `prefix...` (`name@`).
+    fn builds(&self, prefix: &str) -> bool {
+        self.units.iter().any(|u| u.package().starts_with(prefix))
+    }
+
+    /// `unit`'s features, and each dependency's.
+    fn describe(&self, unit: &Unit) -> String {
+        let dependencies: Vec<String> = unit
+            .dependencies
             .iter()
             .map(|d| {
                 let dep = &self.units[d.index];
                 format!("{} [{}]", dep.package(), dep.features.join(","))
             })
-            .collect()
+            .collect();
+        let features = format!("[{}]", unit.features.join(","));
+        if dependencies.is_empty() {
+            features
+        } else {
+            format!("{features} on {}", dependencies.join(", "))
+        }
     }
 }
