@@ -229,7 +229,13 @@ impl UnitGraph {
             args.join(" "),
             String::from_utf8_lossy(&out.stderr)
         );
-        serde_json::from_slice(&out.stdout).expect("cargo's unit graph is JSON")
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "cannot read the unit graph of `cargo {}` (--unit-graph is unstable; \
+                 did its format change?): {e}",
+                args.join(" ")
+            )
+        })
     }
 
     /// For each unit, what makes cargo compile it apart from another: its
