@@ -54,5 +54,6 @@ pub use repo::Repo;
 pub use toolchain::install_toolchain;
 pub use up_to_date::forget_inputs;
 pub use wheels::{
-    Built, Checked, MANYLINUX, WHEELS, WheelSpec, build_wheels, test_wheels, workspace_version,
+    Built, Checked, MANYLINUX, WHEELS, WheelSpec, build_wheels, manifest_entry, test_wheels,
+    workspace_version,
 };

@@ -313,15 +313,21 @@ fn check_metadata(repo: &Repo, wheel: &Built, shown: &str, seen: &str) -> Result
 /// `[workspace.package] version` of the root Cargo.toml: the one version.
 pub fn workspace_version(repo: &Repo) -> Result<String> {
     let manifest = fs::read_to_string(repo.root().join("Cargo.toml"))?;
-    let section = manifest
-        .split_once("[workspace.package]")
-        .map(|(_, rest)| rest.split("\n[").next().unwrap_or(rest))
-        .context("Cargo.toml has no [workspace.package]")?;
-    section
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("version = "))
+    manifest_entry(&manifest, "workspace.package", "version")
         .map(|v| v.trim_matches('"').to_string())
-        .context("[workspace.package] has no version")
+        .context("Cargo.toml has no [workspace.package] version")
+}
+
+/// The value, as written, of a one-line `key = value` in table `[section]`
+/// of a TOML manifest (Cargo.toml, pyproject.toml) laid out one entry a
+/// line, as this repository's are.
+pub fn manifest_entry<'a>(manifest: &'a str, section: &str, key: &str) -> Option<&'a str> {
+    let (_, rest) = manifest.split_once(&format!("[{section}]"))?;
+    let table = rest.split("\n[").next().unwrap_or(rest);
+    table.lines().find_map(|line| {
+        let (name, value) = line.split_once('=')?;
+        (name.trim() == key).then(|| value.trim())
+    })
 }
 
 /// PATH without the folders that hold cargo, rustc or rustup.

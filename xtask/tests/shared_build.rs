@@ -21,7 +21,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::process::Command;
 
-use xtask::Repo;
+use xtask::{Repo, WHEELS, manifest_entry};
 
 #[test]
 fn the_tests_reuse_everything_readmes_cargo_run_builds() {
@@ -66,21 +66,21 @@ fn cargo_xtask_reuses_the_tests_build() {
 
 /// The two wheels (`cargo xtask wheels`) are built one after the other, as
 /// maturin builds them (release, for an explicit target, with the features
-/// their pyproject.toml gives): `crates/python`'s library, then
-/// `crates/cli`'s binary, which compiles again nothing the two share.
+/// their pyproject.toml gives): the package's, then the command's, which
+/// compiles again nothing the two share.
 #[test]
 fn the_wheels_share_one_build() {
     let target = host_triple();
-    let release = ["--release", "--target", target.as_str()];
-    let features = maturin_features("crates/python/pyproject.toml");
-    let mut python = vec!["build", "--package", "toolhost-python", "--lib"];
-    python.extend(release);
-    if !features.is_empty() {
-        python.extend(["--features", features.as_str()]);
-    }
-    let mut command = vec!["build", "--package", "toolhost-cli", "--bin", "toolhost"];
-    command.extend(release);
-    let (python, command) = (UnitGraph::of(&python), UnitGraph::of(&command));
+    let [python, command] = WHEELS.map(|wheel| {
+        let manifest = format!("{}/Cargo.toml", wheel.crate_dir);
+        let mut args = vec!["build", "--release", "--target", &target];
+        args.extend(["--manifest-path", &manifest]);
+        let features = maturin_features(wheel.crate_dir);
+        if !features.is_empty() {
+            args.extend(["--features", &features]);
+        }
+        UnitGraph::of(&args)
+    });
     assert!(
         python.builds("wasmtime@") && command.builds("wasmtime@"),
         "both wheels build wasmtime"
@@ -143,18 +143,15 @@ fn host_triple() -> String {
         .to_string()
 }
 
-/// The `features` of a pyproject.toml's `[tool.maturin]`, comma-separated.
-fn maturin_features(pyproject: &str) -> String {
-    let path = Repo::from_manifest_dir().root().join(pyproject);
+/// The `features` of `[tool.maturin]` in `crate_dir`'s pyproject.toml,
+/// comma-separated.
+fn maturin_features(crate_dir: &str) -> String {
+    let path = Repo::from_manifest_dir()
+        .root()
+        .join(crate_dir)
+        .join("pyproject.toml");
     let text = std::fs::read_to_string(&path).expect("the pyproject is readable");
-    let table = text
-        .split("[tool.maturin]")
-        .nth(1)
-        .expect("the pyproject has [tool.maturin]");
-    let table = table.split("\n[").next().unwrap_or(table);
-    table
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("features = "))
+    manifest_entry(&text, "tool.maturin", "features")
         .map(|list| {
             list.trim_matches(['[', ']'])
                 .split(',')
